@@ -1,0 +1,79 @@
+// Why: the internal "pivot" chat shape (DESIGN.md: one pivot, three dialects) is recorded with
+// every call and read back by trajectory rebuilding and trainers, so it is a wire schema too.
+import { z } from "zod";
+
+export const ROLES = ["system", "user", "assistant", "tool"] as const;
+
+export const ToolCall = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** JSON text of the arguments, exactly as the model produced it. */
+  arguments: z.string(),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+export const Message = z.object({
+  role: z.enum(ROLES),
+  /** Text content; multi-part content is joined (text parts only). */
+  content: z.string(),
+  /** Assistant reasoning ("thinking") text, passed back so the chat template can render it. */
+  reasoning: z.string().optional(),
+  toolCalls: z.array(ToolCall).optional(),
+  /** For role "tool": the id of the call this result answers. */
+  toolCallId: z.string().optional(),
+  /** For role "tool": the function name, when the dialect carries it. */
+  name: z.string().optional(),
+});
+export type Message = z.infer<typeof Message>;
+
+export const Tool = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  /** JSON schema of the arguments; `{type:"object",properties:{}}` when the client sent none. */
+  parameters: z.record(z.string(), z.unknown()),
+});
+export type Tool = z.infer<typeof Tool>;
+
+export const ToolChoice = z.union([z.enum(["auto", "none", "required"]), z.object({ name: z.string() })]);
+export type ToolChoice = z.infer<typeof ToolChoice>;
+
+export const Sampling = z.object({
+  maxTokens: z.number().int().optional(),
+  temperature: z.number().optional(),
+  topP: z.number().optional(),
+  topK: z.number().int().optional(),
+  stop: z.array(z.string()).optional(),
+  seed: z.number().int().optional(),
+});
+export type Sampling = z.infer<typeof Sampling>;
+
+export const ChatRequest = z.object({
+  model: z.string(),
+  messages: z.array(Message),
+  tools: z.array(Tool),
+  toolChoice: ToolChoice.optional(),
+  sampling: Sampling,
+  /** Maps to the engine's `chat_template_kwargs.enable_thinking`; undefined = template default. */
+  thinking: z.boolean().optional(),
+  stream: z.boolean(),
+});
+export type ChatRequest = z.infer<typeof ChatRequest>;
+
+export const FINISH_REASONS = ["stop", "length", "tool_calls"] as const;
+export const FinishReason = z.enum(FINISH_REASONS);
+export type FinishReason = z.infer<typeof FinishReason>;
+
+export const Usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() });
+export type Usage = z.infer<typeof Usage>;
+
+export const ChatResponse = z.object({
+  /** Response id, stable for one call (dialects derive their own ids from it). */
+  id: z.string(),
+  model: z.string(),
+  content: z.string(),
+  reasoning: z.string().optional(),
+  toolCalls: z.array(ToolCall),
+  finishReason: FinishReason,
+  usage: Usage,
+});
+export type ChatResponse = z.infer<typeof ChatResponse>;

@@ -1,0 +1,4 @@
+// Why: one import point for wire schemas shared by node, coordinator and clients.
+export * from "./chat.ts";
+export * from "./calls.ts";
+export * from "./sessions.ts";
