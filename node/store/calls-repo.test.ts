@@ -1,0 +1,111 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RecordedCall } from "../../protocol/calls.ts";
+import { CallsRepo } from "./calls-repo.ts";
+import { openNodeStore } from "./db.ts";
+import { SessionsRepo } from "./sessions-repo.ts";
+
+const dirs: string[] = [];
+function tempDb(): string {
+  const dir = mkdtempSync(join(tmpdir(), "polar-store-"));
+  dirs.push(dir);
+  return join(dir, "node.db");
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function call(sessionId: string, seq: number, promptIds: number[] | null, outputIds: number[] | null): RecordedCall {
+  return {
+    sessionId,
+    seq,
+    dialect: "chat",
+    request: { model: "m", messages: [{ role: "user", content: `turn ${seq}` }], tools: [], sampling: {}, stream: false },
+    response: { id: `r${seq}`, model: "m", content: "ok", toolCalls: [], finishReason: "stop", usage: { promptTokens: promptIds?.length ?? 0, completionTokens: outputIds?.length ?? 0 } },
+    promptIds,
+    outputIds,
+    logprobs: outputIds ? outputIds.map((_, i) => -0.123456789012345 * (i + 1)) : null,
+    engineUrl: "http://127.0.0.1:1",
+    policyVersion: 3,
+    timings: { queuedMs: 0, engineMs: 1.5, totalMs: 2 },
+    error: null,
+    notes: null,
+    startedAt: new Date(0).toISOString(),
+  };
+}
+
+/** A 30-turn agent session: each prompt is the previous prompt + sampled output + a tool result. */
+function agentSession(sessionId: string, turns: number): RecordedCall[] {
+  const out: RecordedCall[] = [];
+  let prompt = Array.from({ length: 2000 }, (_, i) => i % 5000);
+  for (let t = 0; t < turns; t++) {
+    const output = Array.from({ length: 50 }, (_, i) => 10_000 + t * 100 + i);
+    out.push(call(sessionId, t, prompt, output));
+    const toolResult = Array.from({ length: 200 }, (_, i) => 20_000 + t * 300 + i);
+    prompt = [...prompt, ...output, ...toolResult];
+  }
+  return out;
+}
+
+describe("CallsRepo", () => {
+  test("round-trips calls exactly and keeps them across a reopen of the file", async () => {
+    const path = tempDb();
+    const store = await openNodeStore(path);
+    const { row } = await new SessionsRepo(store.db).create({ task: "t1" });
+    const recorded = agentSession(row.id, 5);
+    recorded.push(call(row.id, 5, null, null)); // a text-only call
+    const repo = new CallsRepo(store.db);
+    for (const c of recorded) await repo.insert(c);
+    store.close();
+
+    const reopened = await openNodeStore(path);
+    const again = await new CallsRepo(reopened.db).list(row.id);
+    expect(again).toEqual(recorded);
+    reopened.close();
+  });
+
+  test("a 30-turn session stores its unique tokens, not turns × context", async () => {
+    const store = await openNodeStore(tempDb());
+    const { row } = await new SessionsRepo(store.db).create({});
+    const repo = new CallsRepo(store.db);
+    const recorded = agentSession(row.id, 30);
+    for (const c of recorded) await repo.insert(c);
+
+    const naivePromptTokens = recorded.reduce((n, c) => n + c.promptIds!.length, 0);
+    const uniquePromptTokens = recorded.at(-1)!.promptIds!.length;
+    const bytes = await repo.storedTokenBytes(row.id);
+    // Each prompt token is stored once, except the previous output that it repeats: 4 bytes each.
+    expect(bytes.prompt).toBe(uniquePromptTokens * 4 - 29 * 50 * 4);
+    expect(bytes.prompt).toBeLessThan((naivePromptTokens * 4) / 10);
+    expect(await repo.list(row.id)).toEqual(recorded);
+    store.close();
+  });
+
+  test("a prompt that diverges (sub-agent, compaction) stores against its best earlier base", async () => {
+    const store = await openNodeStore(tempDb());
+    const { row } = await new SessionsRepo(store.db).create({});
+    const repo = new CallsRepo(store.db);
+    const main = [1, 2, 3, 4, 5, 6, 7, 8];
+    await repo.insert(call(row.id, 0, main, [9, 10]));
+    await repo.insert(call(row.id, 1, [1, 2, 100, 101], [102])); // sub-agent shares the system prompt
+    await repo.insert(call(row.id, 2, [...main, 9, 10, 11], [12])); // main agent continues
+    const list = await repo.list(row.id);
+    expect(list.map((c) => c.promptIds)).toEqual([main, [1, 2, 100, 101], [...main, 9, 10, 11]]);
+    const bytes = await repo.storedTokenBytes(row.id);
+    expect(bytes.prompt).toBe((8 + 2 + 1) * 4);
+    store.close();
+  });
+
+  test("deleting a session deletes its calls", async () => {
+    const store = await openNodeStore(tempDb());
+    const sessions = new SessionsRepo(store.db);
+    const { row } = await sessions.create({});
+    const repo = new CallsRepo(store.db);
+    await repo.insert(call(row.id, 0, [1, 2], [3]));
+    await sessions.delete(row.id);
+    expect(await repo.count(row.id)).toBe(0);
+    store.close();
+  });
+});

@@ -1,0 +1,61 @@
+// Why: sessions are how the gateway attributes a call to a rollout; this module owns their
+// rows, token hashing and lookup, so no other code handles raw tokens at rest.
+import { eq } from "drizzle-orm";
+import { createHash, randomBytes } from "node:crypto";
+import type { NodeDb } from "./db.ts";
+import { sessions } from "./schema.ts";
+
+export interface SessionRow {
+  id: string;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  closedAt: string | null;
+}
+
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** 32 random bytes, URL-safe: unguessable and usable as an API key or a path segment. */
+export function newSessionToken(): string {
+  return `pl-${randomBytes(32).toString("base64url")}`;
+}
+
+export class SessionsRepo {
+  constructor(private readonly db: NodeDb) {}
+
+  /** Creates a session; `token` defaults to a fresh random one (open mode passes the client's key). */
+  async create(metadata: Record<string, unknown>, token = newSessionToken()): Promise<{ row: SessionRow; token: string }> {
+    const row: SessionRow = {
+      id: `ses_${randomBytes(12).toString("hex")}`,
+      metadata,
+      createdAt: new Date().toISOString(),
+      closedAt: null,
+    };
+    await this.db.insert(sessions).values({ ...row, tokenHash: hashToken(token) });
+    return { row, token };
+  }
+
+  async get(id: string): Promise<SessionRow | undefined> {
+    const found = await this.db.select().from(sessions).where(eq(sessions.id, id)).limit(1);
+    return found[0] && toRow(found[0]);
+  }
+
+  async findByToken(token: string): Promise<SessionRow | undefined> {
+    const found = await this.db.select().from(sessions).where(eq(sessions.tokenHash, hashToken(token))).limit(1);
+    return found[0] && toRow(found[0]);
+  }
+
+  async close(id: string): Promise<void> {
+    await this.db.update(sessions).set({ closedAt: new Date().toISOString() }).where(eq(sessions.id, id));
+  }
+
+  /** Deletes the session and (by cascade) its recorded calls. */
+  async delete(id: string): Promise<void> {
+    await this.db.delete(sessions).where(eq(sessions.id, id));
+  }
+}
+
+function toRow(r: typeof sessions.$inferSelect): SessionRow {
+  return { id: r.id, metadata: r.metadata, createdAt: r.createdAt, closedAt: r.closedAt };
+}

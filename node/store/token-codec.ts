@@ -1,0 +1,37 @@
+// Why: token ids and logprobs are the bulk of what a node stores; packing them as little-endian
+// binary keeps a 100k-token prompt at 400 KB instead of ~700 KB of JSON text, and exact.
+
+export function encodeIds(ids: readonly number[]): Buffer {
+  const buf = Buffer.allocUnsafe(ids.length * 4);
+  for (let i = 0; i < ids.length; i++) buf.writeUInt32LE(ids[i]!, i * 4);
+  return buf;
+}
+
+export function decodeIds(buf: Uint8Array): number[] {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const out = new Array<number>(buf.byteLength / 4);
+  for (let i = 0; i < out.length; i++) out[i] = view.getUint32(i * 4, true);
+  return out;
+}
+
+/** Logprobs keep full double precision: a trainer's importance ratios must see what the engine sent. */
+export function encodeFloats(values: readonly number[]): Buffer {
+  const buf = Buffer.allocUnsafe(values.length * 8);
+  for (let i = 0; i < values.length; i++) buf.writeDoubleLE(values[i]!, i * 8);
+  return buf;
+}
+
+export function decodeFloats(buf: Uint8Array): number[] {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const out = new Array<number>(buf.byteLength / 8);
+  for (let i = 0; i < out.length; i++) out[i] = view.getFloat64(i * 8, true);
+  return out;
+}
+
+/** Length of the longest common prefix of two id arrays. */
+export function commonPrefixLength(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
