@@ -56,6 +56,11 @@ export const ChatRequest = z.object({
   /** Maps to the engine's `chat_template_kwargs.enable_thinking`; undefined = template default. */
   thinking: z.boolean().optional(),
   stream: z.boolean(),
+  /**
+   * Dialect-private facts the dialect needs again when rendering its answer (e.g. Chat's
+   * `stream_options.include_usage`, the Responses namespace of a flattened tool). Backends ignore it.
+   */
+  renderHints: z.record(z.string(), z.unknown()).optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;
 
