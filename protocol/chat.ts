@@ -79,6 +79,9 @@ export const ChatResponse = z.object({
   reasoning: z.string().optional(),
   toolCalls: z.array(ToolCall),
   finishReason: FinishReason,
+  /** The stop string that ended generation (finishReason "stop"), when the engine reports it
+   *  (vLLM's `stop_reason` when it is a string). Anthropic renders it as `stop_sequence`. */
+  stopSequence: z.string().optional(),
   usage: Usage,
 });
 export type ChatResponse = z.infer<typeof ChatResponse>;
