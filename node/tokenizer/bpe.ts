@@ -1,0 +1,115 @@
+// Why: exact, fast tokenization of a HuggingFace byte-level BPE model with the tiktoken WASM
+// core: the vocabulary becomes tiktoken mergeable ranks, the Split regex its pat_str, and every
+// added token a special token recognised inside text (as HF and vLLM do when they tokenize a
+// rendered chat template). Encoders are built once per model folder and cached.
+import { Tiktoken } from "@dqbd/tiktoken";
+import { byteLevelToBytes } from "./byte-level.ts";
+import { defaultModelFolderPath, loadModelFolder, type AddedTokenInfo, type ModelFolder } from "./model-folder.ts";
+
+export interface DecodeOptions {
+  /** Drop HF "special" added tokens (e.g. `<|im_end|>`), as vLLM does for output text. */
+  skipSpecialTokens?: boolean;
+}
+
+export class BpeTokenizer {
+  readonly folder: ModelFolder;
+  /** Number of ids (regular vocabulary plus added tokens). */
+  readonly vocabSize: number;
+  readonly eosTokenId: number;
+  private readonly encoder: Tiktoken;
+  private readonly addedByContent: Map<string, AddedTokenInfo>;
+  private readonly specialIds: Set<number>;
+  private readonly addedTokenSplitter: RegExp;
+  private readonly utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+
+  constructor(folder: ModelFolder) {
+    this.folder = folder;
+    this.encoder = new Tiktoken(mergeableRanks(folder.vocab), specialTokenMap(folder.addedTokens), folder.pattern);
+    this.addedByContent = new Map(folder.addedTokens.map((t) => [t.content, t]));
+    this.specialIds = new Set(folder.addedTokens.filter((t) => t.special).map((t) => t.id));
+    const maxId = Math.max(...Object.values(folder.vocab), ...folder.addedTokens.map((t) => t.id));
+    this.vocabSize = maxId + 1;
+    const eos = folder.specialTokensMap.eos_token;
+    const eosId = eos === null || eos === undefined ? undefined : this.addedByContent.get(eos)?.id;
+    if (eosId === undefined) throw new Error(`${folder.path}: eos_token is not an added token`);
+    this.eosTokenId = eosId;
+    // Longest first so that, at one position, the longest added token wins (HF matches leftmost-longest).
+    const alternatives = [...this.addedByContent.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
+    this.addedTokenSplitter = new RegExp(`(${alternatives.join("|")})`);
+  }
+
+  /** Token ids of `text`; added tokens written in the text are recognised as single tokens. */
+  encode(text: string): number[] {
+    if (!this.folder.nfc || text.normalize("NFC") === text) return Array.from(this.encoder.encode(text, "all"));
+    // HF splits on added tokens first and normalizes only the text between them.
+    const ids: number[] = [];
+    for (const [i, part] of text.split(this.addedTokenSplitter).entries()) {
+      if (part === "") continue;
+      const added = i % 2 === 1 ? this.addedByContent.get(part) : undefined;
+      if (added) ids.push(added.id);
+      else for (const id of this.encoder.encode_ordinary(part.normalize("NFC"))) ids.push(id);
+    }
+    return ids;
+  }
+
+  decode(ids: readonly number[], options: DecodeOptions = {}): string {
+    const kept = options.skipSpecialTokens ? ids.filter((id) => !this.specialIds.has(id)) : ids;
+    for (const id of kept) this.assertKnownId(id);
+    return this.utf8.decode(this.encoder.decode(Uint32Array.from(kept)));
+  }
+
+  /** Raw bytes of one token (a token may hold part of a UTF-8 character). */
+  tokenBytes(id: number): Uint8Array {
+    this.assertKnownId(id);
+    return this.encoder.decode_single_token_bytes(id);
+  }
+
+  /** Id of an added token such as `<|im_end|>` or `<tool_call>`. */
+  addedTokenId(content: string): number | undefined {
+    return this.addedByContent.get(content)?.id;
+  }
+
+  isSpecial(id: number): boolean {
+    return this.specialIds.has(id);
+  }
+
+  /** Releases the WASM encoder; the instance is unusable afterwards. */
+  free(): void {
+    this.encoder.free();
+  }
+
+  private assertKnownId(id: number): void {
+    if (!Number.isInteger(id) || id < 0 || id >= this.vocabSize) {
+      throw new RangeError(`token id ${id} is outside the vocabulary (0..${this.vocabSize - 1})`);
+    }
+  }
+}
+
+/** tiktoken's rank file: one "base64(bytes) rank" line per token. */
+function mergeableRanks(vocab: Record<string, number>): string {
+  const lines: string[] = [];
+  for (const [token, id] of Object.entries(vocab)) {
+    lines.push(`${Buffer.from(byteLevelToBytes(token)).toString("base64")} ${id}`);
+  }
+  return lines.join("\n");
+}
+
+function specialTokenMap(added: AddedTokenInfo[]): Record<string, number> {
+  return Object.fromEntries(added.map((t) => [t.content, t.id]));
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+const cache = new Map<string, BpeTokenizer>();
+
+/** The tokenizer of a model folder (default: the bundled Qwen3 one), built once and cached. */
+export function getTokenizer(folderPath: string = defaultModelFolderPath()): BpeTokenizer {
+  let tokenizer = cache.get(folderPath);
+  if (!tokenizer) {
+    tokenizer = new BpeTokenizer(loadModelFolder(folderPath));
+    cache.set(folderPath, tokenizer);
+  }
+  return tokenizer;
+}
