@@ -1,0 +1,72 @@
+// Why: Polar's closed error codes mapped once to Anthropic's error shape
+// `{type:"error", error:{type, message}}`, as JSON and as an `event: error` SSE frame.
+import type { ErrorCode, PolarError } from "../../../errors.ts";
+import { type SseFrame, sseFrame } from "../dialect.ts";
+
+export const ANTHROPIC_ERROR_TYPES = [
+  "invalid_request_error",
+  "authentication_error",
+  "permission_error",
+  "not_found_error",
+  "timeout_error",
+  "api_error",
+  "overloaded_error",
+] as const;
+export type AnthropicErrorType = (typeof ANTHROPIC_ERROR_TYPES)[number];
+
+const ERROR_TYPE: Record<ErrorCode, AnthropicErrorType> = {
+  bad_request: "invalid_request_error",
+  unauthorized: "authentication_error",
+  forbidden: "permission_error",
+  not_found: "not_found_error",
+  context_length: "invalid_request_error",
+  engine_unavailable: "api_error",
+  engine_timeout: "timeout_error",
+  engine_error: "api_error",
+  overloaded: "overloaded_error",
+  internal: "api_error",
+};
+
+export interface AnthropicErrorBody {
+  type: "error";
+  error: { type: AnthropicErrorType; message: string };
+}
+
+function positiveInt(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function firstNumber(text: string, pattern: RegExp): number | undefined {
+  const match = pattern.exec(text);
+  return match?.[1] ? Number(match[1]) : undefined;
+}
+
+/**
+ * Claude Code recognises an over-long prompt by Anthropic's exact wording
+ * `prompt is too long: N tokens > M maximum`. N and M come from the error details
+ * (`{promptTokens, contextLength}`) or from the engine's message (vLLM / SGLang wording:
+ * "maximum context length is|of M tokens", "requested [a total of] N tokens").
+ */
+export function promptTooLongMessage(error: PolarError): string {
+  if (/^prompt is too long/i.test(error.message)) return error.message;
+  const details = (typeof error.details === "object" && error.details !== null ? error.details : {}) as Record<string, unknown>;
+  const requested = positiveInt(details.promptTokens) ?? firstNumber(error.message, /requested (?:a total of )?(\d+) tokens/i);
+  const maximum =
+    positiveInt(details.contextLength) ?? firstNumber(error.message, /maximum context length (?:is|of) (\d+)/i);
+  if (requested !== undefined && maximum !== undefined) return `prompt is too long: ${requested} tokens > ${maximum} maximum`;
+  return `prompt is too long: ${error.message}`;
+}
+
+export function errorBody(error: PolarError): AnthropicErrorBody {
+  const message = error.code === "context_length" ? promptTooLongMessage(error) : error.message;
+  return { type: "error", error: { type: ERROR_TYPE[error.code], message } };
+}
+
+export function renderAnthropicError(error: PolarError): { status: number; body: AnthropicErrorBody } {
+  return { status: error.status, body: errorBody(error) };
+}
+
+/** The SDK turns an `event: error` frame into an APIError of the given `error.type`. */
+export function renderAnthropicStreamError(error: PolarError): SseFrame[] {
+  return [sseFrame(errorBody(error), "error")];
+}
