@@ -1,0 +1,54 @@
+// Why: Claude Code speaks Anthropic Messages. Everything it would send to api.anthropic.com
+// besides model calls (bootstrap, telemetry, MCP registry) is cut by one switch; its state goes
+// to a private CLAUDE_CONFIG_DIR; permissions are bypassed because Polar provides the sandbox.
+import { join } from "node:path";
+import { mkdir } from "node:fs/promises";
+import { collectStdout, options, polarEnv, runningAsRoot, specBinary } from "./common.ts";
+import { promptArgument } from "./prompt-arg.ts";
+import type { HarnessAdapter, HarnessSpec } from "./types.ts";
+
+export const CLAUDE_DEFAULT_MAX_RETRIES = 1;
+
+export function claudeEnv(spec: HarnessSpec, asRoot: boolean): Record<string, string> {
+  const env: Record<string, string> = {
+    ...polarEnv(spec),
+    ANTHROPIC_BASE_URL: spec.gateway.anthropicBaseUrl,
+    ANTHROPIC_API_KEY: spec.gateway.token,
+    CLAUDE_CONFIG_DIR: join(spec.homeDir, ".claude"),
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_ERROR_REPORTING: "1",
+    CLAUDE_CODE_MAX_RETRIES: String(options(spec).maxRetries ?? CLAUDE_DEFAULT_MAX_RETRIES),
+  };
+  // bypassPermissions refuses to run as root unless told it is inside a sandbox.
+  if (asRoot) env.IS_SANDBOX = "1";
+  return env;
+}
+
+export const claudeCodeAdapter: HarnessAdapter = {
+  kind: "claude-code",
+  async prepare(spec) {
+    await mkdir(join(spec.homeDir, ".claude"), { recursive: true, mode: 0o700 });
+    const maxTurns = spec.limits.maxTurns;
+    return {
+      command: [
+        specBinary("claude-code", spec),
+        "-p",
+        "--permission-mode",
+        "bypassPermissions",
+        "--model",
+        spec.model,
+        "--output-format",
+        "text",
+        "--no-session-persistence",
+        ...(maxTurns === undefined ? [] : ["--max-turns", String(maxTurns)]),
+        ...(options(spec).extraArgs ?? []),
+        promptArgument(spec.instruction),
+      ],
+      env: claudeEnv(spec, runningAsRoot()),
+      stdin: "closed",
+    };
+  },
+  collect: collectStdout,
+};

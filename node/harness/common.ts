@@ -1,0 +1,76 @@
+// Why: the pieces every adapter shares — where the pinned CLIs live, the POLAR_* variables, and
+// how a finished process becomes an outcome — kept in one place so adapters stay declarative.
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { mkdir, writeFile } from "node:fs/promises";
+import pins from "./pins.json" with { type: "json" };
+import type { HarnessExit, HarnessOptions, HarnessOutcome, HarnessSpec } from "./types.ts";
+
+export type PinnedCli = keyof typeof pins;
+export const PINNED_CLIS = Object.keys(pins) as PinnedCli[];
+
+export function pinnedVersion(cli: PinnedCli): { package: string; version: string; bin: string } {
+  return pins[cli];
+}
+
+/** The cache folder scripts/install-harnesses.sh installs into by default. */
+export function defaultInstallDir(): string {
+  return process.env.POLAR_HARNESS_DIR || join(homedir(), ".cache", "polar", "harnesses");
+}
+
+/** `<installDir>/<name>@<version>/node_modules/.bin/<bin>`, the layout of install-harnesses.sh. */
+export function pinnedBinary(cli: PinnedCli, installDir: string = defaultInstallDir()): string {
+  const pin = pins[cli];
+  return join(installDir, `${cli}@${pin.version}`, "node_modules", ".bin", pin.bin);
+}
+
+export function specBinary(cli: PinnedCli, spec: HarnessSpec): string {
+  return pinnedBinary(cli, spec.installDir ?? defaultInstallDir());
+}
+
+/** Variables every harness gets, so wrappers and custom commands can read the run's setup. */
+export function polarEnv(spec: HarnessSpec): Record<string, string> {
+  const env: Record<string, string> = {
+    POLAR_MODEL: spec.model,
+    POLAR_INSTRUCTION: spec.instruction,
+    POLAR_WORK_DIR: spec.workDir,
+    POLAR_HOME: spec.homeDir,
+    POLAR_OPENAI_BASE_URL: spec.gateway.openaiBaseUrl,
+    POLAR_ANTHROPIC_BASE_URL: spec.gateway.anthropicBaseUrl,
+    POLAR_API_KEY: spec.gateway.token,
+    POLAR_TIMEOUT_MS: String(spec.limits.timeoutMs),
+  };
+  if (spec.limits.maxTurns !== undefined) env.POLAR_MAX_TURNS = String(spec.limits.maxTurns);
+  return env;
+}
+
+export function options(spec: HarnessSpec): HarnessOptions {
+  return spec.options ?? {};
+}
+
+/** Root cannot use some "skip permissions" modes unless the CLI is told it runs in a sandbox. */
+export function runningAsRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+export async function writeConfig(dir: string, name: string, text: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, name);
+  await writeFile(path, text, { mode: 0o600 });
+  return path;
+}
+
+const ERROR_TAIL_CHARS = 2000;
+
+/** For CLIs that print the final answer on stdout and progress/errors on stderr. */
+export function collectStdout(exit: HarnessExit): HarnessOutcome {
+  const finalOutput = exit.stdout.trim();
+  if (exit.timedOut) return { exitCode: exit.exitCode, finalOutput, error: "harness timed out" };
+  if (exit.exitCode === 0) return { exitCode: 0, finalOutput };
+  const detail = (exit.stderr.trim() || finalOutput).slice(-ERROR_TAIL_CHARS);
+  return {
+    exitCode: exit.exitCode,
+    finalOutput,
+    error: `harness exited with ${exit.exitCode === null ? "a signal" : `code ${exit.exitCode}`}${detail ? `: ${detail}` : ""}`,
+  };
+}

@@ -1,0 +1,30 @@
+// Why: the closed set of harness kinds a rollout may name, and the one lookup from kind to adapter.
+import { PolarError } from "../errors.ts";
+import { claudeCodeAdapter } from "./claude-code.ts";
+import { codexAdapter } from "./codex.ts";
+import { commandAdapter } from "./command.ts";
+import { miniAdapter } from "./mini.ts";
+import { piAdapter } from "./pi.ts";
+import { qwenCodeAdapter } from "./qwen-code.ts";
+import type { HarnessAdapter } from "./types.ts";
+
+export const HARNESS_KINDS = ["codex", "claude-code", "qwen-code", "pi", "mini", "command"] as const;
+export type HarnessKind = (typeof HARNESS_KINDS)[number];
+
+const ADAPTERS: Record<HarnessKind, HarnessAdapter> = {
+  codex: codexAdapter,
+  "claude-code": claudeCodeAdapter,
+  "qwen-code": qwenCodeAdapter,
+  pi: piAdapter,
+  mini: miniAdapter,
+  command: commandAdapter,
+};
+
+export function isHarnessKind(value: string): value is HarnessKind {
+  return (HARNESS_KINDS as readonly string[]).includes(value);
+}
+
+export function getHarness(kind: string): HarnessAdapter {
+  if (!isHarnessKind(kind)) throw new PolarError("bad_request", `unknown harness "${kind}" (known: ${HARNESS_KINDS.join(", ")})`);
+  return ADAPTERS[kind];
+}

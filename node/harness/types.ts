@@ -1,0 +1,92 @@
+// Why: one contract between "how a harness is configured" (adapters) and "where it runs" (the
+// host runner here, docker/bwrap runners later). An adapter only writes private config files and
+// describes a command; it never spawns anything, so every runner can reuse every adapter.
+import { z } from "zod";
+
+export const HARNESS_DIALECTS = ["chat", "responses", "anthropic"] as const;
+export type HarnessDialect = (typeof HARNESS_DIALECTS)[number];
+
+/** Where the harness sends its LLM calls: one gateway session. */
+export interface GatewayEndpoint {
+  /** OpenAI-style base URL including `/v1` (clients append `/chat/completions`, `/responses`). */
+  openaiBaseUrl: string;
+  /** Anthropic-style base URL without `/v1` (clients append `/v1/messages`). */
+  anthropicBaseUrl: string;
+  /** The session token, given to the harness as its API key. */
+  token: string;
+}
+
+export interface HarnessLimits {
+  /** Wall-clock limit of the whole harness process; the runner kills its process group after it. */
+  timeoutMs: number;
+  /** Agent turns (LLM calls), passed to harnesses that have such a setting. */
+  maxTurns?: number;
+}
+
+/**
+ * Per-harness knobs, parsed with zod because they arrive from trainers over the wire.
+ * Each adapter reads only the fields that mean something to it.
+ */
+export const HarnessOptions = z
+  .object({
+    /** API dialect for harnesses that speak several (qwen-code, pi). */
+    dialect: z.enum(HARNESS_DIALECTS).optional(),
+    /** Bounded LLM-call retries inside the harness (codex, claude-code, pi). */
+    maxRetries: z.number().int().min(0).max(10).optional(),
+    /** The program and its arguments, for the `command` harness. */
+    argv: z.array(z.string()).min(1).optional(),
+    /** Extra arguments appended to the harness command line. */
+    extraArgs: z.array(z.string()).optional(),
+    /** Per-command timeout of the mini agent's bash tool. */
+    commandTimeoutMs: z.number().int().positive().optional(),
+    /** Model context window / output cap declared to harnesses that need one (pi). */
+    contextWindow: z.number().int().positive().optional(),
+    maxOutputTokens: z.number().int().positive().optional(),
+  })
+  .strict();
+export type HarnessOptions = z.infer<typeof HarnessOptions>;
+
+export interface HarnessSpec {
+  /** The repository / task folder the agent works in (its cwd). */
+  workDir: string;
+  gateway: GatewayEndpoint;
+  model: string;
+  /** The task prompt given to the agent. */
+  instruction: string;
+  limits: HarnessLimits;
+  /** A private, writable config folder for this run: the harness's HOME and config home. */
+  homeDir: string;
+  /** Folder written by scripts/install-harnesses.sh; defaults to defaultInstallDir(). */
+  installDir?: string;
+  options?: HarnessOptions;
+}
+
+/** What to execute. The runner adds a minimal PATH/HOME/LANG; nothing else is inherited. */
+export interface HarnessLaunch {
+  command: string[];
+  env: Record<string, string>;
+  stdin: "closed";
+}
+
+export interface HarnessExit {
+  /** Null when the process was killed by a signal (timeout). */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut?: boolean;
+}
+
+export interface HarnessOutcome {
+  exitCode: number | null;
+  /** The agent's final answer as the harness printed it. */
+  finalOutput: string;
+  error?: string;
+}
+
+export interface HarnessAdapter {
+  readonly kind: string;
+  /** Writes the harness's private config under spec.homeDir and describes the command. */
+  prepare(spec: HarnessSpec): Promise<HarnessLaunch>;
+  /** Reads the finished process's output. */
+  collect(exit: HarnessExit): HarnessOutcome;
+}
