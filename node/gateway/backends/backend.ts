@@ -34,4 +34,6 @@ export interface Backend {
   countTokens?(request: PivotRequest): Promise<number | undefined>;
   /** Model ids the engines serve (for GET /v1/models). */
   listModels(): Promise<string[]>;
+  /** Drops per-session state (sticky engine, token-splice cache) when a session ends. */
+  forgetSession?(sessionId: string): void;
 }

@@ -1,0 +1,136 @@
+// Why: every backend makes the same kind of engine call — pick an engine for the session, POST
+// JSON, survive connect errors and 5xx with bounded exponential backoff, stop at a deadline, and
+// parse the answer with zod — so the policy lives here once and backends only build bodies.
+import type { z } from "zod";
+import { PolarError } from "../../errors.ts";
+import { EnginePool } from "./engine-pool.ts";
+import { engineHttpError, isRetryableStatus } from "./engine-errors.ts";
+
+export interface EngineClientOptions {
+  urls: readonly string[];
+  timeoutMs: number;
+  retries: number;
+  backoffMs: number;
+  engineDownMs: number;
+  maxSessions: number;
+  apiKey?: string;
+}
+
+export interface EngineReply<T> {
+  data: T;
+  engineUrl: string;
+  /** Attempts made (1 = no retry). */
+  attempts: number;
+}
+
+interface EngineRequest<S extends z.ZodType> {
+  sessionId: string;
+  signal: AbortSignal;
+  method?: "GET" | "POST";
+  path: string;
+  body?: unknown;
+  schema: S;
+}
+
+/** Outcome of one attempt that may be retried. */
+type RetryableFailure = { kind: "connect"; url: string; cause: unknown } | { kind: "status"; error: PolarError };
+
+export class EngineClient {
+  readonly pool: EnginePool;
+
+  constructor(private readonly options: EngineClientOptions) {
+    this.pool = new EnginePool(options.urls, { downMs: options.engineDownMs, maxSessions: options.maxSessions });
+  }
+
+  /** One engine call with routing, retries, deadline and response validation. */
+  async request<S extends z.ZodType>(req: EngineRequest<S>): Promise<EngineReply<z.infer<S>>> {
+    const deadline = AbortSignal.timeout(this.options.timeoutMs);
+    const signal = AbortSignal.any([req.signal, deadline]);
+    let last: RetryableFailure | undefined;
+    for (let attempt = 1; attempt <= this.options.retries + 1; attempt++) {
+      if (attempt > 1) await sleep(this.options.backoffMs * 2 ** (attempt - 2), signal).catch((e) => this.abortError(e, req.signal, deadline));
+      const lease = this.pool.acquire(req.sessionId);
+      try {
+        const response = await fetch(lease.url + req.path, {
+          method: req.method ?? "POST",
+          headers: this.headers(req.body !== undefined),
+          body: req.body === undefined ? undefined : JSON.stringify(req.body),
+          signal,
+        }).catch((cause: unknown) => {
+          if (signal.aborted) this.abortError(cause, req.signal, deadline);
+          return { connectFailure: cause } as const;
+        });
+        if ("connectFailure" in response) {
+          this.pool.markDown(lease.url);
+          last = { kind: "connect", url: lease.url, cause: response.connectFailure };
+          continue;
+        }
+        const text = await response.text().catch((e: unknown) => this.abortError(e, req.signal, deadline));
+        if (!response.ok) {
+          const error = engineHttpError(response.status, text, lease.url);
+          if (!isRetryableStatus(response.status)) throw error;
+          last = { kind: "status", error };
+          continue;
+        }
+        return { data: parseBody(req.schema, text, lease.url, req.path), engineUrl: lease.url, attempts: attempt };
+      } finally {
+        lease.release();
+      }
+    }
+    throw exhausted(last, this.options.retries + 1);
+  }
+
+  private headers(hasBody: boolean): Record<string, string> {
+    const headers: Record<string, string> = {};
+    if (hasBody) headers["content-type"] = "application/json";
+    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    return headers;
+  }
+
+  /** Turns an abort into the right failure: the deadline → engine_timeout; the caller → its reason. */
+  private abortError(cause: unknown, caller: AbortSignal, deadline: AbortSignal): never {
+    if (deadline.aborted && !caller.aborted) {
+      throw new PolarError("engine_timeout", `engine did not answer within ${this.options.timeoutMs} ms`);
+    }
+    if (caller.aborted) throw caller.reason;
+    throw cause;
+  }
+}
+
+function parseBody<S extends z.ZodType>(schema: S, text: string, engineUrl: string, path: string): z.infer<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new PolarError("engine_error", `engine answered ${path} with non-JSON`, { engineUrl });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new PolarError("engine_error", `unexpected engine answer on ${path}: ${parsed.error.message}`, {
+      engineUrl,
+      issues: parsed.error.issues,
+    });
+  }
+  return parsed.data;
+}
+
+function exhausted(last: RetryableFailure | undefined, attempts: number): PolarError {
+  if (last?.kind === "status") return last.error;
+  const cause = last?.cause instanceof Error ? last.cause.message : String(last?.cause);
+  return new PolarError("engine_unavailable", `no engine reachable after ${attempts} attempts (${last?.url}: ${cause})`);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,102 @@
+// Why: SGLang's OpenAI chat endpoint renders the template server-side and, with its token-id
+// extras, returns the prompt ids and per-token (logprob, id) pairs of the sample.
+//
+// SGLang facts relied on (sgl-project/sglang, python/sglang/srt/entrypoints/openai/protocol.py and
+// serving_chat.py `_build_chat_response`; srt/managers/tokenizer_manager.py
+// `detokenize_logprob_tokens`): request flags `return_prompt_token_ids`, `return_meta_info`,
+// `logprobs` (→ return_logprob), `top_k`, `chat_template_kwargs`, `separate_reasoning` (default
+// true); response: `choices[0].prompt_token_ids`, `choices[0].meta_info` = the engine's meta_info
+// whose `output_token_logprobs` is a list of `[logprob, token_id, token_text|null]`, one per
+// sampled token — the sampled ids are its second column; `meta_info.weight_version`; reasoning in
+// `message.reasoning_content`. These flags exist from sglang 0.5.13 on; an older server answers
+// without them and the call is recorded text-only with the reason in its notes.
+import { z } from "zod";
+import type { Backend, EngineCall, EngineResult } from "./backend.ts";
+import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
+import type { EngineClient } from "./engine-client.ts";
+import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatMessage, WireUsage } from "./openai-chat.ts";
+import type { RouterWorkerDiscovery } from "./sglang-router.ts";
+import { listEngineModels } from "./vllm.ts";
+
+/** `[logprob, token_id, token_text|null]` as SGLang serialises its logprob tuples. */
+export const SglangTokenLogprob = z.tuple([z.number(), z.number().int()]).rest(z.unknown());
+
+export const SglangMetaInfo = z
+  .object({
+    output_token_logprobs: z.array(SglangTokenLogprob).optional(),
+    weight_version: z.union([z.string(), z.number()]).nullable().optional(),
+  })
+  .passthrough();
+
+const SglangChatResponse = z.object({
+  id: z.string().optional(),
+  choices: z
+    .array(
+      z.object({
+        message: WireChatMessage,
+        finish_reason: z.string().nullable().optional(),
+        prompt_token_ids: z.array(z.number().int()).nullable().optional(),
+        meta_info: SglangMetaInfo.nullable().optional(),
+      }),
+    )
+    .min(1),
+  usage: WireUsage.nullable().optional(),
+});
+
+export class SglangBackend implements Backend {
+  readonly name = "sglang";
+
+  constructor(
+    private readonly client: EngineClient,
+    private readonly options: { servedModel?: string; discovery?: RouterWorkerDiscovery },
+  ) {}
+
+  async complete(call: EngineCall): Promise<EngineResult> {
+    await this.options.discovery?.refreshIfStale();
+    const body = {
+      ...openAiChatBody(call.request, { model: this.options.servedModel, reasoningField: "reasoning_content" }),
+      ...engineChatExtras(call.request),
+      logprobs: true,
+      return_prompt_token_ids: true,
+      return_meta_info: true,
+    };
+    const reply = await this.client.request({
+      sessionId: call.sessionId,
+      signal: call.signal,
+      path: "/v1/chat/completions",
+      body,
+      schema: SglangChatResponse,
+    });
+    const choice = reply.data.choices[0]!;
+    const capture = sglangChatTokens(choice.prompt_token_ids, choice.meta_info?.output_token_logprobs);
+    const response = pivotFromChatMessage({
+      id: reply.data.id,
+      model: call.request.model,
+      message: choice.message,
+      finishReason: choice.finish_reason,
+      usage: usageOf(capture, reply.data.usage),
+    });
+    const weightVersion = choice.meta_info?.weight_version;
+    const notes = callNotes(reply.attempts, capture, weightVersion != null ? { weightVersion } : undefined);
+    return { response, tokens: "problem" in capture ? null : capture, engineUrl: reply.engineUrl, ...(notes && { notes }) };
+  }
+
+  async listModels(): Promise<string[]> {
+    await this.options.discovery?.refreshIfStale();
+    return listEngineModels(this.client);
+  }
+
+  forgetSession(sessionId: string): void {
+    this.client.pool.forget(sessionId);
+  }
+}
+
+function sglangChatTokens(
+  promptIds: number[] | null | undefined,
+  outputLogprobs: z.infer<typeof SglangTokenLogprob>[] | undefined,
+): CaptureOutcome {
+  if (!promptIds || !outputLogprobs) {
+    return { problem: "engine answer lacks prompt_token_ids or meta_info.output_token_logprobs (sglang < 0.5.13?)" };
+  }
+  return { promptIds, outputIds: outputLogprobs.map((t) => t[1]), logprobs: outputLogprobs.map((t) => t[0]) };
+}
