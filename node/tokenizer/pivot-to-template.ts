@@ -1,0 +1,40 @@
+// Why: the gateway speaks the pivot (PivotMessage / PivotTool, arguments as JSON text); the chat
+// template wants the OpenAI/HF shape with arguments as objects. vLLM parses `arguments` JSON text
+// into an object before rendering; this converter does the same so our prompt equals vLLM's.
+import type { PivotMessage, PivotTool } from "../gateway/pivot.ts";
+import type { TemplateMessage, TemplateTool, TemplateToolCall } from "./chat-template.ts";
+
+export function pivotToTemplateMessages(messages: readonly PivotMessage[]): TemplateMessage[] {
+  return messages.map((m) => {
+    const out: TemplateMessage = { role: m.role, content: m.content };
+    if (m.reasoning !== undefined) out.reasoning_content = m.reasoning;
+    if (m.toolCalls && m.toolCalls.length > 0) out.tool_calls = m.toolCalls.map(templateToolCall);
+    if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
+    if (m.name !== undefined) out.name = m.name;
+    return out;
+  });
+}
+
+export function pivotToTemplateTools(tools: readonly PivotTool[]): TemplateTool[] {
+  return tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description ?? null, parameters: t.parameters },
+  }));
+}
+
+function templateToolCall(call: { id: string; name: string; arguments: string }): TemplateToolCall {
+  return { id: call.id, type: "function", function: { name: call.name, arguments: parseArguments(call.arguments) } };
+}
+
+/**
+ * JSON text → object, like vLLM. Text that is not a JSON object stays a string, which the
+ * template then writes verbatim (its `arguments is string` branch).
+ */
+export function parseArguments(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : text;
+  } catch {
+    return text;
+  }
+}
