@@ -1,5 +1,6 @@
 // Why: Polar's closed error codes mapped once to Anthropic's error shape
 // `{type:"error", error:{type, message}}`, as JSON and as an `event: error` SSE frame.
+import { z } from "zod";
 import type { ErrorCode, PolarError } from "../../../errors.ts";
 import { type SseFrame, sseFrame } from "../dialect.ts";
 
@@ -32,9 +33,17 @@ export interface AnthropicErrorBody {
   error: { type: AnthropicErrorType; message: string };
 }
 
-function positiveInt(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
+function firstNumber(text: string, pattern: RegExp): number | undefined {
+  const match = pattern.exec(text);
+  return match?.[1] ? Number(match[1]) : undefined;
 }
+
+/** Numbers a backend attaches to a context_length error (see backends/engine-errors.ts). */
+const ContextLengthDetails = z.object({
+  promptTokens: z.number().int().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
+  maxContextTokens: z.number().int().positive().optional(),
+});
 
 function firstNumber(text: string, pattern: RegExp): number | undefined {
   const match = pattern.exec(text);
@@ -43,16 +52,19 @@ function firstNumber(text: string, pattern: RegExp): number | undefined {
 
 /**
  * Claude Code recognises an over-long prompt by Anthropic's exact wording
- * `prompt is too long: N tokens > M maximum`. N and M come from the error details
- * (`{promptTokens, contextLength}`) or from the engine's message (vLLM / SGLang wording:
- * "maximum context length is|of M tokens", "requested [a total of] N tokens").
+ * `prompt is too long: N tokens > M maximum`. M is the context window; N is what the request
+ * needs (prompt + max_tokens when both are known, since that sum is what overflowed the engine),
+ * so N > M always holds. Numbers come from the error details, else from the engine's wording.
  */
 export function promptTooLongMessage(error: PolarError): string {
   if (/^prompt is too long/i.test(error.message)) return error.message;
-  const details = (typeof error.details === "object" && error.details !== null ? error.details : {}) as Record<string, unknown>;
-  const requested = positiveInt(details.promptTokens) ?? firstNumber(error.message, /requested (?:a total of )?(\d+) tokens/i);
-  const maximum =
-    positiveInt(details.contextLength) ?? firstNumber(error.message, /maximum context length (?:is|of) (\d+)/i);
+  const parsed = ContextLengthDetails.safeParse(error.details);
+  const details = parsed.success ? parsed.data : {};
+  const requested =
+    details.promptTokens !== undefined
+      ? details.promptTokens + (details.maxTokens ?? 0)
+      : firstNumber(error.message, /requested (?:a total of )?(\d+) tokens/i);
+  const maximum = details.maxContextTokens ?? firstNumber(error.message, /maximum context length (?:is|of) (\d+)/i);
   if (requested !== undefined && maximum !== undefined) return `prompt is too long: ${requested} tokens > ${maximum} maximum`;
   return `prompt is too long: ${error.message}`;
 }
