@@ -1,0 +1,266 @@
+// SDK fidelity without a server: the official `openai` client, given a fetch that answers with
+// what the Chat dialect renders, must read back exactly the pivot response (content, reasoning,
+// tool call ids/names/arguments, usage) streaming and not, and raise its typed errors.
+import { describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { PolarError } from "../../../errors.ts";
+import type { PivotResponse } from "../../pivot.ts";
+import { chatDialect } from "./index.ts";
+
+const TOOL_TURN: PivotResponse = {
+  id: "abc123",
+  model: "qwen3-test",
+  content: "I will run two commands.",
+  reasoning: "The user wants a file; use the shell.",
+  toolCalls: [
+    { id: "call_1", name: "bash", arguments: '{"command":"echo hello > out.txt"}' },
+    { id: "call_2", name: "read", arguments: '{"path":"out.txt"}' },
+  ],
+  finishReason: "tool_calls",
+  usage: { promptTokens: 120, completionTokens: 40 },
+};
+
+const TOOL_ONLY: PivotResponse = {
+  id: "def456",
+  model: "qwen3-test",
+  content: "",
+  toolCalls: [{ id: "call_9", name: "run_shell_command", arguments: '{"command":"ls"}' }],
+  finishReason: "tool_calls",
+  usage: { promptTokens: 10, completionTokens: 5 },
+};
+
+const FINAL_TEXT: PivotResponse = {
+  id: "ghi789",
+  model: "qwen3-test",
+  content: "Done. 完成 ✅",
+  toolCalls: [],
+  finishReason: "stop",
+  usage: { promptTokens: 200, completionTokens: 3 },
+};
+
+const CASES = { TOOL_TURN, TOOL_ONLY, FINAL_TEXT };
+
+/** A client whose every request is parsed by the dialect and answered with its rendering. */
+function clientAnswering(response: PivotResponse, seen: unknown[] = []): OpenAI {
+  return new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    maxRetries: 0,
+    fetch: async (_url, init) => {
+      const body: unknown = JSON.parse(String(init?.body));
+      const request = chatDialect.parseRequest(body);
+      seen.push(request);
+      if (request.stream) {
+        return new Response(chatDialect.renderStream(response, request).join(""), {
+          headers: { "content-type": "text/event-stream" },
+        });
+      }
+      return Response.json(chatDialect.renderResponse(response, request));
+    },
+  });
+}
+
+function clientFailing(error: PolarError, stream = false): OpenAI {
+  return new OpenAI({
+    apiKey: "sk-test",
+    baseURL: "http://127.0.0.1:9/v1",
+    maxRetries: 0,
+    fetch: async () => {
+      if (stream) {
+        return new Response(chatDialect.renderStreamError(error).join(""), {
+          headers: { "content-type": "text/event-stream" },
+        });
+      }
+      const { status, body } = chatDialect.renderError(error);
+      return Response.json(body, { status });
+    },
+  });
+}
+
+const MESSAGES = [{ role: "user" as const, content: "make out.txt" }];
+
+interface Accumulated {
+  content: string;
+  reasoning: string;
+  toolCalls: { id: string; name: string; arguments: string }[];
+  finishReason: string | null;
+  usage: unknown;
+  roles: string[];
+}
+
+type DeltaWithReasoning = OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string };
+
+async function accumulate(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<Accumulated> {
+  const out: Accumulated = { content: "", reasoning: "", toolCalls: [], finishReason: null, usage: null, roles: [] };
+  for await (const chunk of stream) {
+    if (chunk.usage) out.usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      const delta: DeltaWithReasoning = choice.delta;
+      if (delta.role) out.roles.push(delta.role);
+      out.content += delta.content ?? "";
+      out.reasoning += delta.reasoning_content ?? "";
+      for (const call of delta.tool_calls ?? []) {
+        const slot = (out.toolCalls[call.index] ??= { id: "", name: "", arguments: "" });
+        slot.id += call.id ?? "";
+        slot.name += call.function?.name ?? "";
+        slot.arguments += call.function?.arguments ?? "";
+      }
+      if (choice.finish_reason) out.finishReason = choice.finish_reason;
+    }
+  }
+  return out;
+}
+
+describe("chat dialect through the official openai SDK", () => {
+  for (const [label, response] of Object.entries(CASES)) {
+    test(`${label}: non-streaming create() returns the pivot response`, async () => {
+      const completion = await clientAnswering(response).chat.completions.create({ model: "m", messages: MESSAGES });
+      expect(completion.id).toBe(`chatcmpl-${response.id}`);
+      expect(completion.object).toBe("chat.completion");
+      const choice = completion.choices[0];
+      expect(choice?.finish_reason).toBe(response.finishReason);
+      expect(choice?.message.content ?? "").toBe(response.content);
+      const message = choice?.message as { reasoning_content?: string } | undefined;
+      expect(message?.reasoning_content).toBe(response.reasoning);
+      const calls = (choice?.message.tool_calls ?? []).map((call) => {
+        if (call.type !== "function") throw new Error(`unexpected tool call type ${call.type}`);
+        return { id: call.id, name: call.function.name, arguments: call.function.arguments };
+      });
+      expect(calls).toEqual(response.toolCalls);
+      expect(completion.usage).toEqual({
+        prompt_tokens: response.usage.promptTokens,
+        completion_tokens: response.usage.completionTokens,
+        total_tokens: response.usage.promptTokens + response.usage.completionTokens,
+      });
+    });
+
+    test(`${label}: streamed chunks accumulate to the same response`, async () => {
+      const stream = await clientAnswering(response).chat.completions.create({
+        model: "m",
+        messages: MESSAGES,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      const got = await accumulate(stream);
+      expect(got.roles).toEqual(["assistant"]);
+      expect(got.content).toBe(response.content);
+      expect(got.reasoning).toBe(response.reasoning ?? "");
+      expect(got.toolCalls).toEqual(response.toolCalls);
+      expect(got.finishReason).toBe(response.finishReason);
+      expect(got.usage).toEqual({
+        prompt_tokens: response.usage.promptTokens,
+        completion_tokens: response.usage.completionTokens,
+        total_tokens: response.usage.promptTokens + response.usage.completionTokens,
+      });
+    });
+
+    test(`${label}: the SDK's stream helper builds the same final completion`, async () => {
+      const runner = clientAnswering(response).chat.completions.stream({ model: "m", messages: MESSAGES });
+      const final = await runner.finalChatCompletion();
+      const choice = final.choices[0];
+      expect(choice?.message.content ?? "").toBe(response.content);
+      expect(choice?.finish_reason).toBe(response.finishReason);
+      const calls = (choice?.message.tool_calls ?? []).map((call) => {
+        if (call.type !== "function") throw new Error(`unexpected tool call type ${call.type}`);
+        return { id: call.id, name: call.function.name, arguments: call.function.arguments };
+      });
+      expect(calls).toEqual(response.toolCalls);
+    });
+  }
+
+  test("no usage chunk unless the client asked for it", async () => {
+    const stream = await clientAnswering(FINAL_TEXT).chat.completions.create({ model: "m", messages: MESSAGES, stream: true });
+    const got = await accumulate(stream);
+    expect(got.usage).toBeNull();
+    expect(got.content).toBe(FINAL_TEXT.content);
+  });
+
+  test("the SDK's own request bodies parse (tools, tool results, max_completion_tokens)", async () => {
+    const seen: unknown[] = [];
+    await clientAnswering(FINAL_TEXT, seen).chat.completions.create({
+      model: "m",
+      max_completion_tokens: 99,
+      messages: [
+        { role: "developer", content: "be brief" },
+        { role: "user", content: [{ type: "text", text: "go" }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "call_1", content: [{ type: "text", text: "(no output)" }] },
+      ],
+      tools: [{ type: "function", function: { name: "bash", parameters: { type: "object", properties: {} } } }],
+    });
+    expect(seen).toEqual([
+      {
+        model: "m",
+        messages: [
+          { role: "system", content: "be brief" },
+          { role: "user", content: "go" },
+          { role: "assistant", content: "", toolCalls: [{ id: "call_1", name: "bash", arguments: "{}" }] },
+          { role: "tool", content: "(no output)", toolCallId: "call_1" },
+        ],
+        tools: [{ name: "bash", parameters: { type: "object", properties: {} } }],
+        sampling: { maxTokens: 99 },
+        stream: false,
+        renderHints: { includeUsage: false },
+      },
+    ]);
+  });
+});
+
+describe("chat dialect errors through the official openai SDK", () => {
+  test("context_length → BadRequestError 400 with code context_length_exceeded", async () => {
+    const failure = clientFailing(new PolarError("context_length", "prompt has 50000 tokens, limit 40960"));
+    const error = await failure.chat.completions.create({ model: "m", messages: MESSAGES }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    const typed = error as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(typed.status).toBe(400);
+    expect(typed.code).toBe("context_length_exceeded");
+    expect(typed.param).toBe("messages");
+    expect(typed.message).toMatch(/maximum context length/);
+  });
+
+  test("vLLM's own context message is passed through verbatim", async () => {
+    const vllm = "This model's maximum context length is 40960 tokens. However, you requested 41000 tokens.";
+    const { body } = chatDialect.renderError(new PolarError("context_length", vllm));
+    expect(body).toEqual({
+      error: { message: vllm, type: "invalid_request_error", param: "messages", code: "context_length_exceeded" },
+    });
+  });
+
+  test("unauthorized → AuthenticationError 401 invalid_api_key", async () => {
+    const error = await clientFailing(new PolarError("unauthorized", "unknown session key"))
+      .chat.completions.create({ model: "m", messages: MESSAGES })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((error as InstanceType<typeof OpenAI.AuthenticationError>).code).toBe("invalid_api_key");
+  });
+
+  test("engine_unavailable → InternalServerError (5xx, retried by clients)", async () => {
+    const error = await clientFailing(new PolarError("engine_unavailable", "no engine reachable"))
+      .chat.completions.create({ model: "m", messages: MESSAGES })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((error as InstanceType<typeof OpenAI.InternalServerError>).status).toBe(502);
+  });
+
+  test("a bad body names the bad field", () => {
+    const attempt = () => chatDialect.parseRequest({ model: "m", messages: [{ role: "user", content: 5 }] });
+    expect(attempt).toThrow(PolarError);
+    expect(attempt).toThrow(/messages\.0\.content/);
+  });
+
+  test("a failure mid-stream raises an APIError carrying the code", async () => {
+    const stream = await clientFailing(new PolarError("engine_timeout", "engine took too long"), true).chat.completions.create({
+      model: "m",
+      messages: MESSAGES,
+      stream: true,
+    });
+    const error = await accumulate(stream).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe("timeout");
+    expect((error as InstanceType<typeof OpenAI.APIError>).message).toContain("engine took too long");
+  });
+});
