@@ -8,6 +8,7 @@ export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /** Engines a tito backend can send token ids to. */
 export const TITO_ENGINES = ["vllm", "sglang"] as const;
+export type TitoEngine = (typeof TITO_ENGINES)[number];
 /** How the sglang backend talks to SGLang: its OpenAI chat endpoint or native `/generate`. */
 export const SGLANG_MODES = ["chat", "generate"] as const;
 

@@ -1,0 +1,105 @@
+// Why: "tokens in, tokens out" — the gateway renders the chat template and tokenizes itself,
+// sends prompt ids to the engine and parses the sampled text itself. The prompt is then exactly
+// what Polar decided (optionally with earlier turns' sampled ids spliced back), independent of the
+// engine's template handling, reasoning parser or tool parser configuration.
+import { getChatTemplate, parseQwen3Output, pivotToTemplateMessages, pivotToTemplateTools, type ChatTemplate } from "../../tokenizer/index.ts";
+import type { PivotRequest } from "../pivot.ts";
+import type { Backend, EngineCall, EngineResult } from "./backend.ts";
+import { callNotes, usageOf } from "./capture.ts";
+import type { EngineClient } from "./engine-client.ts";
+import { finishReasonOf } from "./openai-chat.ts";
+import type { TitoEngine } from "./options.ts";
+import { sglangGenerate, vllmCompletions, type TokenEngine } from "./tito-engines.ts";
+import { TokenSpliceCache } from "./token-splice.ts";
+import { listEngineModels } from "./vllm.ts";
+
+const TOKEN_ENGINES: Record<TitoEngine, TokenEngine> = { vllm: vllmCompletions, sglang: sglangGenerate };
+
+export interface TitoOptions {
+  engine: TitoEngine;
+  tokenSplice: boolean;
+  /** Model folder for node/tokenizer (default: the bundled Qwen3 tokenizer + template). */
+  tokenizer?: string;
+  servedModel?: string;
+  maxSessions: number;
+  /** Backend name reported in `name` (the sglang backend in `/generate` mode is a tito backend). */
+  name?: string;
+}
+
+export class TitoBackend implements Backend {
+  readonly name: string;
+  private readonly template: ChatTemplate;
+  private readonly engine: TokenEngine;
+  private readonly splices: TokenSpliceCache | undefined;
+
+  constructor(
+    private readonly client: EngineClient,
+    private readonly options: TitoOptions,
+  ) {
+    this.name = options.name ?? "tito";
+    this.template = getChatTemplate(options.tokenizer);
+    this.engine = TOKEN_ENGINES[options.engine];
+    this.splices = options.tokenSplice ? new TokenSpliceCache(options.maxSessions) : undefined;
+  }
+
+  async complete(call: EngineCall): Promise<EngineResult> {
+    const { request, sessionId } = call;
+    const promptText = this.render(request);
+    const tokenizer = this.template.tokenizer;
+    const encode = (text: string) => tokenizer.encode(text);
+    const spliced = this.splices?.splice(sessionId, request.messages, promptText, encode);
+    const promptIds = spliced?.ids ?? encode(promptText);
+    const contextLength = tokenizer.folder.modelMaxLength;
+    const completion = await this.engine(this.client, {
+      sessionId,
+      signal: call.signal,
+      model: this.options.servedModel ?? request.model,
+      promptIds,
+      sampling: request.sampling,
+      defaultMaxTokens: contextLength === undefined ? undefined : Math.max(1, contextLength - promptIds.length),
+    });
+
+    const parseToolCalls = request.tools.length > 0 && request.toolChoice !== "none";
+    const parsed = parseQwen3Output(completion.text, { parseToolCalls });
+    const toolCalls = parsed.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+    const response = {
+      id: completion.id ?? `chatcmpl-${crypto.randomUUID()}`,
+      model: request.model,
+      content: parsed.content,
+      ...(parsed.reasoning !== undefined && { reasoning: parsed.reasoning }),
+      toolCalls,
+      finishReason: finishReasonOf(completion.finishReason, toolCalls.length > 0),
+      usage: usageOf(completion.capture, undefined),
+    };
+    const capture = completion.capture;
+    if (this.splices && !("problem" in capture)) {
+      this.splices.remember(sessionId, response, { text: tokenizer.decode(capture.outputIds), ids: capture.outputIds });
+    }
+    const notes = callNotes(completion.attempts, capture, {
+      ...(parsed.toolParseError !== undefined && { toolCallParseError: parsed.toolParseError }),
+      ...(spliced && { tokenSplice: spliced.stats }),
+    });
+    return { response, tokens: "problem" in capture ? null : capture, engineUrl: completion.engineUrl, ...(notes && { notes }) };
+  }
+
+  /** Exact prompt length: the same render and tokenization the call would send (without splice). */
+  async countTokens(request: PivotRequest): Promise<number> {
+    return this.template.tokenizer.encode(this.render(request)).length;
+  }
+
+  listModels(): Promise<string[]> {
+    return listEngineModels(this.client);
+  }
+
+  forgetSession(sessionId: string): void {
+    this.client.pool.forget(sessionId);
+    this.splices?.forget(sessionId);
+  }
+
+  private render(request: PivotRequest): string {
+    return this.template.render(pivotToTemplateMessages(request.messages), {
+      tools: pivotToTemplateTools(request.tools),
+      ...(request.thinking !== undefined && { enableThinking: request.thinking }),
+    });
+  }
+}

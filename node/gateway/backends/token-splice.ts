@@ -1,0 +1,121 @@
+// Why: re-tokenizing an earlier assistant turn's rendered text need not give back the ids the
+// model actually sampled (BPE is not unique), and then the next prompt no longer extends the
+// previous prompt + sample token for token. Splicing the sampled ids back in place of the
+// re-rendered text keeps every prompt an exact extension, so prefix-merge trajectories hold.
+//
+// Per session we remember, for each sampled assistant turn, the text its ids decode to (special
+// tokens kept, e.g. a trailing `<|im_end|>`) and the ids. When a later prompt is rendered, each
+// earlier assistant message is looked up by what the client sends back (content + tool calls) and
+// its text is searched in the rendered prompt after the previous splice point. Found: those
+// characters become the sampled ids. Not found (the template re-rendered the turn differently,
+// e.g. Qwen3 drops `<think>` of turns before the last user message, or the client changed the
+// message): the turn is tokenized from text and counted as missed.
+import type { PivotMessage } from "../pivot.ts";
+
+export interface SampledTurn {
+  /** Decoded sampled ids, special tokens included. */
+  text: string;
+  ids: number[];
+}
+
+export interface SpliceStats {
+  /** Earlier assistant turns whose sampled ids were used verbatim. */
+  used: number;
+  /** Earlier assistant turns tokenized from text (unknown turn or text not found in the prompt). */
+  missed: number;
+  /** Spliced turns whose sampled ids differ from re-tokenizing their text (where splicing mattered). */
+  drift: number;
+}
+
+export interface SplicedPrompt {
+  ids: number[];
+  stats: SpliceStats;
+}
+
+type Encode = (text: string) => number[];
+
+/**
+ * Identity of an assistant turn as the client sends it back. Call ids and reasoning are left out
+ * (dialects regenerate ids, harnesses drop reasoning), content is trimmed and arguments compared
+ * as JSON values (dialects re-serialise them with different spacing).
+ */
+export function assistantTurnKey(message: Pick<PivotMessage, "content" | "toolCalls">): string {
+  return JSON.stringify([message.content.trim(), (message.toolCalls ?? []).map((c) => [c.name, canonicalJson(c.arguments)])]);
+}
+
+function canonicalJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
+export class TokenSpliceCache {
+  /** sessionId → turn key → sampled turns (newest last), sessions in least-recently-used order. */
+  private readonly sessions = new Map<string, Map<string, SampledTurn[]>>();
+
+  constructor(private readonly maxSessions: number) {}
+
+  remember(sessionId: string, message: Pick<PivotMessage, "content" | "toolCalls">, turn: SampledTurn): void {
+    const turns = this.touch(sessionId) ?? new Map<string, SampledTurn[]>();
+    this.sessions.set(sessionId, turns);
+    const key = assistantTurnKey(message);
+    turns.set(key, [...(turns.get(key) ?? []), turn]);
+    while (this.sessions.size > this.maxSessions) {
+      const oldest = this.sessions.keys().next().value;
+      if (oldest === undefined) break;
+      this.sessions.delete(oldest);
+    }
+  }
+
+  forget(sessionId: string): void {
+    this.sessions.delete(sessionId);
+  }
+
+  /** Prompt ids of `promptText` with the sampled ids of the session's earlier assistant turns spliced in. */
+  splice(sessionId: string, messages: readonly PivotMessage[], promptText: string, encode: Encode): SplicedPrompt {
+    const turns = this.touch(sessionId);
+    const stats: SpliceStats = { used: 0, missed: 0, drift: 0 };
+    const ids: number[] = [];
+    let cursor = 0;
+    for (const message of messages) {
+      if (message.role !== "assistant") continue;
+      const found = findTurn(turns?.get(assistantTurnKey(message)), promptText, cursor);
+      if (!found) {
+        stats.missed += 1;
+        continue;
+      }
+      ids.push(...encode(promptText.slice(cursor, found.at)), ...found.turn.ids);
+      cursor = found.at + found.turn.text.length;
+      stats.used += 1;
+      if (!sameIds(encode(found.turn.text), found.turn.ids)) stats.drift += 1;
+    }
+    ids.push(...encode(promptText.slice(cursor)));
+    return { ids, stats };
+  }
+
+  private touch(sessionId: string): Map<string, SampledTurn[]> | undefined {
+    const turns = this.sessions.get(sessionId);
+    if (turns) {
+      this.sessions.delete(sessionId);
+      this.sessions.set(sessionId, turns);
+    }
+    return turns;
+  }
+}
+
+/** The earliest occurrence after `from` of any remembered sampling of this turn (newest wins ties). */
+function findTurn(candidates: SampledTurn[] | undefined, text: string, from: number): { turn: SampledTurn; at: number } | undefined {
+  let best: { turn: SampledTurn; at: number } | undefined;
+  for (const turn of [...(candidates ?? [])].reverse()) {
+    if (turn.text === "") continue;
+    const at = text.indexOf(turn.text, from);
+    if (at !== -1 && (best === undefined || at < best.at)) best = { turn, at };
+  }
+  return best;
+}
+
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}
