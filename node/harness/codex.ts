@@ -49,8 +49,10 @@ export function codexConfigToml(spec: HarnessSpec): string {
     `plugins = false`,
     `remote_plugin = false`,
     `apps = false`,
-    `multi_agent = false`,
     `goals = false`,
+    ``,
+    `[agents]`,
+    `enabled = false`,
     ``,
   ].join("\n");
 }
