@@ -33,11 +33,6 @@ export interface AnthropicErrorBody {
   error: { type: AnthropicErrorType; message: string };
 }
 
-function firstNumber(text: string, pattern: RegExp): number | undefined {
-  const match = pattern.exec(text);
-  return match?.[1] ? Number(match[1]) : undefined;
-}
-
 /** Numbers a backend attaches to a context_length error (see backends/engine-errors.ts). */
 const ContextLengthDetails = z.object({
   promptTokens: z.number().int().positive().optional(),
