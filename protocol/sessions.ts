@@ -8,7 +8,8 @@ export const CreateSessionBody = z
 
 export const SessionInfo = z.object({
   id: z.string(),
-  token: z.string(),
+  /** Present only in the creation response: the token is stored hashed. */
+  token: z.string().optional(),
   openai_base_url: z.string(),
   anthropic_base_url: z.string(),
   metadata: z.record(z.string(), z.unknown()),

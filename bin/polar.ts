@@ -1,0 +1,36 @@
+#!/usr/bin/env bun
+// Why: the single `polar` entry point; it only dispatches to subcommands, each of which owns
+// its flags and help.
+import { UsageError } from "../node/cli/args.ts";
+import { PolarError } from "../node/errors.ts";
+
+const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<void> }> = {
+  demo: { summary: "run the embedded demo: mock engine + gateway + the mini agent, then print the recorded calls", run: async (a) => (await import("../node/demo/cli.ts")).runDemoCli(a) },
+  gateway: { summary: "run the LLM gateway", run: async (a) => (await import("../node/gateway/cli.ts")).runGatewayCli(a) },
+  "mock-engine": { summary: "run the vLLM/SGLang-compatible mock engine", run: async (a) => (await import("../node/mock-engine/cli.ts")).runMockEngineCli(a) },
+};
+
+function usage(): string {
+  const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(14)} ${c.summary}`);
+  return `usage: polar <command> [flags]\n\nCommands:\n${rows.join("\n")}\n\nRun 'polar <command> --help' for a command's flags.`;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage());
+    return;
+  }
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(`unknown command "${name}"\n\n${usage()}`);
+  await command.run(rest);
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof UsageError || err instanceof PolarError) {
+    console.error(err.message);
+    process.exit(2);
+  }
+  console.error(err);
+  process.exit(1);
+});

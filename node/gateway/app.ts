@@ -1,0 +1,75 @@
+// Why: assembles the gateway from its parts (auth, policy gate, call path, routes) around a
+// store and a backend passed in, so tests, the CLI and the node agent build the same gateway
+// without any module opening sockets or files on import.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { OpenedStore } from "../store/db.ts";
+import { CallsRepo } from "../store/calls-repo.ts";
+import { SessionsRepo } from "../store/sessions-repo.ts";
+import { SessionAuth } from "./auth.ts";
+import type { Backend } from "./backends/backend.ts";
+import { CallPath } from "./call-path.ts";
+import type { GatewayConfig } from "./config.ts";
+import { PolarError } from "../errors.ts";
+import { promptTokenCounter, trajectoryTokenizer } from "./model-tokenizer.ts";
+import { PolicyGate } from "./policy-gate.ts";
+import { adminError } from "./routes/admin-guard.ts";
+import { adminRoutes } from "./routes/admin.ts";
+import { llmRoutes } from "./routes/llm.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import { createTokenCounter } from "./token-counter.ts";
+import { TrajectoryService } from "./trajectory-service.ts";
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  store: OpenedStore;
+  backend: Backend;
+}
+
+export interface GatewayApp {
+  app: Hono;
+  gate: PolicyGate;
+  /** Tells the gateway the base URL clients reach it at (known once the server listens). */
+  setBaseUrl(url: string): void;
+}
+
+export function createGatewayApp(deps: GatewayDeps): GatewayApp {
+  const { config, store, backend } = deps;
+  const sessions = new SessionsRepo(store.db);
+  const calls = new CallsRepo(store.db);
+  const auth = new SessionAuth(sessions, config.adminToken, config.open);
+  const gate = new PolicyGate();
+  const callPath = new CallPath(backend, gate, calls);
+  let baseUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+
+  const llm = llmRoutes({
+    auth,
+    callPath,
+    backend,
+    tokenCounter: createTokenCounter(backend, config.tokenizer ? promptTokenCounter(config.tokenizer) : undefined),
+    streamTiming: { headStartMs: config.streamHeadStartMs, keepAliveMs: config.keepAliveMs },
+  });
+
+  const app = new Hono();
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: config.maxBodyBytes,
+      onError: (c) => adminError(c, new PolarError("bad_request", `request body exceeds ${config.maxBodyBytes} bytes`)),
+    }),
+  );
+  app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
+  app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories: new TrajectoryService(calls, () => trajectoryTokenizer(config.tokenizer)), baseUrl: () => baseUrl }));
+  app.route("/v1/admin", adminRoutes(auth, gate));
+  app.route("/s/:token", llm);
+  app.route("/", llm);
+  app.notFound((c) => adminError(c, new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`)));
+
+  return {
+    app,
+    gate,
+    setBaseUrl(url) {
+      if (!config.publicUrl) baseUrl = url;
+    },
+  };
+}

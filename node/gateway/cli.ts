@@ -1,0 +1,64 @@
+// Why: `polar gateway` — turns flags and environment into a validated gateway config and a
+// backend, starts the server, and stops cleanly on SIGINT/SIGTERM.
+import { randomBytes } from "node:crypto";
+import { type FlagSpecs, UsageError, intFlag, listFlag, parseFlags, stringFlag } from "../cli/args.ts";
+import { BACKEND_KINDS, type BackendKind } from "./backends/options.ts";
+import { createBackend } from "./backends/index.ts";
+import { startGateway } from "./server.ts";
+
+const FLAGS: FlagSpecs = {
+  host: { type: "string", help: "address to listen on", default: "127.0.0.1" },
+  port: { type: "string", help: "port to listen on (0 = any free port)", default: "8300" },
+  db: { type: "string", help: "SQLite file for sessions and recorded calls", default: ".polar/gateway.db" },
+  backend: { type: "string", help: `engine backend: ${BACKEND_KINDS.join(" | ")}`, default: "vllm" },
+  engine: { type: "string", multiple: true, help: "engine base URL (repeat for several engines)", default: "http://127.0.0.1:8000" },
+  model: { type: "string", help: "served model name sent to the engine (default: the client's model name)" },
+  "admin-token": { type: "string", help: "token for the session/admin API (env POLAR_ADMIN_TOKEN; generated if unset)" },
+  open: { type: "boolean", help: "every unknown API key becomes its own session (offline data generation)" },
+  "public-url": { type: "string", help: "base URL clients should use, if not the listening address" },
+  tokenizer: { type: "string", help: "model folder (tokenizer.json + tokenizer_config.json) for tito and count_tokens" },
+  "timeout-ms": { type: "string", help: "per-call engine deadline", default: "600000" },
+  retries: { type: "string", help: "extra engine attempts on connect errors and 5xx", default: "2" },
+  "token-splice": { type: "boolean", help: "tito: reuse earlier turns' sampled ids in the prompt" },
+};
+
+export async function runGatewayCli(argv: string[]): Promise<void> {
+  const flags = parseFlags("gateway", "the LLM gateway harnesses call instead of an LLM API", FLAGS, argv);
+  if (!flags) return;
+  const kind = stringFlag(flags, "backend") ?? "vllm";
+  if (!(BACKEND_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--backend must be one of ${BACKEND_KINDS.join(", ")}, got "${kind}"`);
+  const engines = listFlag(flags, "engine");
+  const tokenizer = stringFlag(flags, "tokenizer");
+  const backend = createBackend(kind as BackendKind, {
+    urls: engines.length ? engines : ["http://127.0.0.1:8000"],
+    model: stringFlag(flags, "model"),
+    timeoutMs: intFlag(flags, "timeout-ms"),
+    retries: intFlag(flags, "retries"),
+    tokenizer,
+    tokenSplice: flags["token-splice"] === true,
+  });
+  let adminToken = stringFlag(flags, "admin-token") ?? process.env.POLAR_ADMIN_TOKEN;
+  if (!adminToken) {
+    adminToken = `adm-${randomBytes(24).toString("base64url")}`;
+    console.error(`polar gateway: no --admin-token or POLAR_ADMIN_TOKEN; generated one for this run: ${adminToken}`);
+  }
+  const gateway = await startGateway(
+    {
+      host: stringFlag(flags, "host"),
+      port: intFlag(flags, "port"),
+      db: stringFlag(flags, "db"),
+      adminToken,
+      open: flags.open === true,
+      publicUrl: stringFlag(flags, "public-url"),
+      tokenizer,
+    },
+    backend,
+  );
+  console.error(`polar gateway: listening on ${gateway.url} (backend ${kind} → ${engines.join(", ") || "http://127.0.0.1:8000"}; db ${gateway.config.db})`);
+  const stop = async () => {
+    await gateway.stop();
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}

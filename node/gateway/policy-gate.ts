@@ -1,0 +1,52 @@
+// Why: weight sync needs the gateway to stop admitting calls, drain the ones in flight, and
+// stamp every later call with the new policy version; new calls wait rather than fail.
+
+export class PolicyGate {
+  private paused = false;
+  private inFlight = 0;
+  private waiters: Array<() => void> = [];
+  private drainedWaiters: Array<() => void> = [];
+
+  constructor(private version = 0) {}
+
+  get policyVersion(): number {
+    return this.version;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  get inFlightCalls(): number {
+    return this.inFlight;
+  }
+
+  /** Waits while paused, then counts the call as in flight; returns the version to stamp. */
+  async enter(signal?: AbortSignal): Promise<number> {
+    while (this.paused) {
+      await new Promise<void>((resolve, reject) => {
+        this.waiters.push(resolve);
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    }
+    this.inFlight++;
+    return this.version;
+  }
+
+  leave(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) for (const done of this.drainedWaiters.splice(0)) done();
+  }
+
+  /** Stops admitting calls; resolves once every in-flight call has finished. */
+  async pause(): Promise<void> {
+    this.paused = true;
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.drainedWaiters.push(resolve));
+  }
+
+  resume(policyVersion?: number): void {
+    if (policyVersion !== undefined) this.version = policyVersion;
+    this.paused = false;
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+}

@@ -1,0 +1,37 @@
+// Why: binds a gateway app to a port with the settings long LLM calls need (no idle timeout),
+// owning the store it opened so stop() releases both.
+import type { Backend } from "./backends/backend.ts";
+import { openNodeStore } from "../store/db.ts";
+import { createGatewayApp, type GatewayApp } from "./app.ts";
+import { GatewayConfig, type GatewayConfigInput } from "./config.ts";
+
+export interface RunningGateway extends GatewayApp {
+  url: string;
+  config: GatewayConfig;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(input: GatewayConfigInput, backend: Backend): Promise<RunningGateway> {
+  const config = GatewayConfig.parse(input);
+  const store = await openNodeStore(config.db);
+  const gateway = createGatewayApp({ config, store, backend });
+  const server = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    fetch: gateway.app.fetch,
+    // An engine call can take minutes; Bun's default 10 s idle timeout would cut it.
+    idleTimeout: 0,
+    maxRequestBodySize: config.maxBodyBytes,
+  });
+  const url = `http://${config.host}:${server.port}`;
+  gateway.setBaseUrl(url);
+  return {
+    ...gateway,
+    url,
+    config,
+    async stop() {
+      await server.stop(true);
+      store.close();
+    },
+  };
+}

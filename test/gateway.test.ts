@@ -1,0 +1,242 @@
+// End-to-end gateway behaviour over real HTTP: auth rules, malformed bodies, engine failures
+// and timeouts, restart durability, weight-sync pause/resume, token capture.
+import { afterEach, describe, expect, test } from "bun:test";
+import type { RecordedCall } from "../protocol/calls.ts";
+import { ADMIN_TOKEN, startStack, type Stack } from "./helpers/stack.ts";
+
+const stacks: Stack[] = [];
+async function stack(options?: Parameters<typeof startStack>[0]): Promise<Stack> {
+  const s = await startStack(options);
+  stacks.push(s);
+  return s;
+}
+afterEach(async () => {
+  for (const s of stacks.splice(0)) await s.stop();
+});
+
+const chatBody = (content = "Say hi.") => ({ model: "fake-model", messages: [{ role: "user", content }], max_tokens: 64 });
+const anthropicBody = { model: "fake-model", max_tokens: 64, messages: [{ role: "user", content: "Say hi." }] };
+const responsesBody = { model: "fake-model", input: "Say hi." };
+
+function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+}
+
+describe("auth", () => {
+  test("unknown or missing keys get 401 in each dialect's own error shape", async () => {
+    const s = await stack();
+    const bad = { authorization: "Bearer pl-not-a-session" };
+    const chat = await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), bad);
+    expect(chat.status).toBe(401);
+    expect(((await chat.json()) as { error: { message: string } }).error.message).toContain("unknown API key");
+
+    const anthropic = await post(`${s.gateway.url}/v1/messages?beta=true`, anthropicBody, { "x-api-key": "pl-nope" });
+    expect(anthropic.status).toBe(401);
+    expect(await anthropic.json()).toMatchObject({ type: "error", error: { type: "authentication_error" } });
+
+    const responses = await post(`${s.gateway.url}/v1/responses`, responsesBody);
+    expect(responses.status).toBe(401);
+    expect(((await responses.json()) as { error: { message: string } }).error.message).toContain("missing API key");
+  });
+
+  test("the admin token is not an LLM key, and a session token does not grant the session API", async () => {
+    const s = await stack();
+    const session = await s.session();
+    const asLlmKey = await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect(asLlmKey.status).toBe(401);
+
+    const withSessionToken = await fetch(`${s.gateway.url}/v1/sessions/${session.id}/calls`, { headers: { authorization: `Bearer ${session.token}` } });
+    expect(withSessionToken.status).toBe(403);
+    const create = await fetch(`${s.gateway.url}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${session.token}` } });
+    expect(create.status).toBe(403);
+    const pause = await fetch(`${s.gateway.url}/v1/admin/pause`, { method: "POST", headers: { "x-api-key": session.token } });
+    expect(pause.status).toBe(403);
+    const noToken = await fetch(`${s.gateway.url}/v1/sessions/${session.id}`);
+    expect(noToken.status).toBe(401);
+  });
+
+  test("a session is reached by Bearer key, x-api-key or /s/<token>/ path, and calls are attributed to it", async () => {
+    const s = await stack();
+    const session = await s.session({ rollout: "r1" });
+    expect(session.openai_base_url).toBe(`${s.gateway.url}/s/${session.token}/v1`);
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${session.token}` })).status).toBe(200);
+    expect((await post(`${s.gateway.url}/v1/messages`, anthropicBody, { "x-api-key": session.token })).status).toBe(200);
+    expect((await post(`${session.openai_base_url}/responses`, responsesBody)).status).toBe(200);
+    const calls = await s.calls(session.id);
+    expect(calls.map((c) => [c.seq, c.dialect])).toEqual([
+      [0, "chat"],
+      [1, "anthropic"],
+      [2, "responses"],
+    ]);
+    const info = (await (await s.admin(`/v1/sessions/${session.id}`)).json()) as { calls: number; metadata: unknown; token?: string };
+    expect(info).toMatchObject({ calls: 3, metadata: { rollout: "r1" } });
+    expect(info.token).toBeUndefined();
+  });
+
+  test("closed sessions refuse calls but keep their record; deleted sessions are gone", async () => {
+    const s = await stack();
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), key)).status).toBe(200);
+    expect((await s.admin(`/v1/sessions/${session.id}/close`, { method: "POST" })).status).toBe(200);
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), key)).status).toBe(401);
+    expect(await s.calls(session.id)).toHaveLength(1);
+    expect((await s.admin(`/v1/sessions/${session.id}`, { method: "DELETE" })).status).toBe(200);
+    expect((await s.admin(`/v1/sessions/${session.id}`)).status).toBe(404);
+  });
+
+  test("--open makes each unknown key its own session, but never the admin token", async () => {
+    const s = await stack({ gateway: { open: true } });
+    const a = await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), { authorization: "Bearer offline-key-a" });
+    expect(a.status).toBe(200);
+    const again = await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), { authorization: "Bearer offline-key-a" });
+    expect(again.status).toBe(200);
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(401);
+  });
+});
+
+describe("bad input", () => {
+  test("a malformed body gets a 4xx in the dialect's shape and the server stays up", async () => {
+    const s = await stack();
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const notJson = await post(`${s.gateway.url}/v1/chat/completions`, "{not json", key);
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toMatchObject({ error: { type: "invalid_request_error" } });
+
+    const noMessages = await post(`${s.gateway.url}/v1/chat/completions`, { model: "m" }, key);
+    expect(noMessages.status).toBe(400);
+    expect(((await noMessages.json()) as { error: { message: string } }).error.message).toContain("messages");
+
+    const badAnthropic = await post(`${s.gateway.url}/v1/messages`, { model: "m", messages: "hi" }, key);
+    expect(badAnthropic.status).toBe(400);
+    expect(await badAnthropic.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+
+    const badResponses = await post(`${s.gateway.url}/v1/responses`, { model: "m", input: 42 }, key);
+    expect(badResponses.status).toBe(400);
+    expect(await badResponses.json()).toMatchObject({ error: { type: "invalid_request_error" } });
+
+    const badSession = await s.admin("/v1/sessions", { method: "POST", body: JSON.stringify({ metadata: "x" }) });
+    expect(badSession.status).toBe(400);
+
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), key)).status).toBe(200);
+    expect(await s.calls(session.id)).toHaveLength(1);
+  });
+
+  test("unknown trajectory strategy is a 400 naming the choices", async () => {
+    const s = await stack();
+    const session = await s.session();
+    const res = await s.admin(`/v1/sessions/${session.id}/trajectory?strategy=magic`);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("prefix-merge");
+  });
+});
+
+describe("engine failures", () => {
+  test("a failing engine gives a well-formed 5xx in each dialect, and the failure is recorded", async () => {
+    const s = await stack({ engine: { failFirst: 3 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const chat = await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), key);
+    expect(chat.status).toBe(502);
+    expect(((await chat.json()) as { error: { message: string } }).error.message.length).toBeGreaterThan(0);
+    const anthropic = await post(`${s.gateway.url}/v1/messages`, { ...anthropicBody, stream: true }, key);
+    expect(anthropic.status).toBeGreaterThanOrEqual(500);
+    expect(await anthropic.json()).toMatchObject({ type: "error" });
+    const responses = await post(`${s.gateway.url}/v1/responses`, responsesBody, key);
+    expect(responses.status).toBe(502);
+    // The engine has recovered: the next call works.
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), key)).status).toBe(200);
+    const calls = await s.calls(session.id);
+    expect(calls.map((c) => c.error?.code ?? "ok")).toEqual(["engine_unavailable", "engine_unavailable", "engine_unavailable", "ok"]);
+  });
+
+  test("retries recover from transient engine 5xx without the harness seeing them", async () => {
+    const s = await stack({ engine: { failFirst: 2 }, backendOptions: { retries: 2, backoffMs: 10 } });
+    const session = await s.session();
+    const res = await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${session.token}` });
+    expect(res.status).toBe(200);
+    const [call] = await s.calls(session.id);
+    expect(call!.error).toBeNull();
+    expect(call!.outputIds!.length).toBeGreaterThan(0);
+  });
+
+  test("a hung engine ends in a timeout error, never a hung socket, streamed or not", async () => {
+    const s = await stack({ engine: { hangCalls: [1, 2] }, backendOptions: { timeoutMs: 500 }, gateway: { streamHeadStartMs: 100, keepAliveMs: 50 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const plain = await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), key);
+    expect(plain.status).toBe(504);
+    expect(await plain.json()).toMatchObject({ error: { type: expect.any(String) } });
+
+    // Streamed: the head start passes, so the gateway commits to 200, keeps the stream alive,
+    // then reports the timeout as an in-stream error event.
+    const streamed = await post(`${s.gateway.url}/v1/messages`, { ...anthropicBody, stream: true }, key);
+    expect(streamed.status).toBe(200);
+    const text = await streamed.text();
+    expect(text).toContain(": keep-alive");
+    const errorFrame = text.split("\n\n").find((f) => f.startsWith("event: error"));
+    expect(JSON.parse(errorFrame!.split("data: ")[1]!)).toMatchObject({ type: "error", error: { type: expect.any(String) } });
+    const calls = await s.calls(session.id);
+    expect(calls.map((c) => c.error?.code)).toEqual(["engine_timeout", "engine_timeout"]);
+  });
+});
+
+describe("recording", () => {
+  test("recorded prompt ids are exactly the engine's tokenization and outputs match what it returned", async () => {
+    const s = await stack();
+    const session = await s.session();
+    const body = { ...chatBody("Write a haiku."), tools: [], temperature: 0 };
+    const res = await post(`${s.gateway.url}/v1/chat/completions`, body, { authorization: `Bearer ${session.token}` });
+    expect(res.status).toBe(200);
+    const [call] = await s.calls(session.id);
+    const tokenized = (await (await post(`${s.engineUrl}/tokenize`, { model: "fake-model", messages: body.messages, add_generation_prompt: true })).json()) as { tokens: number[] };
+    expect(call!.promptIds).toEqual(tokenized.tokens);
+    const detok = (await (await post(`${s.engineUrl}/detokenize`, { model: "fake-model", tokens: call!.outputIds })).json()) as { prompt: string };
+    const answer = ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
+    expect(detok.prompt).toContain(answer);
+    expect(call!.logprobs).toHaveLength(call!.outputIds!.length);
+    expect(call!.engineUrl).toBe(s.engineUrl);
+  });
+
+  test("a gateway restart keeps every recorded call, and new calls continue the sequence", async () => {
+    const first = await stack();
+    const session = await first.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    for (let i = 0; i < 3; i++) expect((await post(`${first.gateway.url}/v1/chat/completions`, chatBody(`turn ${i}`), key)).status).toBe(200);
+    const before = await first.calls(session.id);
+    await first.stopGateway();
+
+    const second = await stack({ db: first.dbPath });
+    const after = await second.calls(session.id);
+    expect(after).toEqual(before);
+    expect((await post(`${second.gateway.url}/v1/chat/completions`, chatBody("turn 3"), key)).status).toBe(200);
+    expect((await second.calls(session.id)).map((c: RecordedCall) => c.seq)).toEqual([0, 1, 2, 3]);
+  });
+
+  test("pause drains in-flight calls, holds new ones, and resume stamps the new policy version", async () => {
+    const s = await stack({ engine: { ttftMs: 300 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const inFlight = post(`${s.gateway.url}/v1/chat/completions`, chatBody("first"), key);
+    await Bun.sleep(50);
+    const paused = await s.admin("/v1/admin/pause", { method: "POST" });
+    expect(await paused.json()).toMatchObject({ paused: true, in_flight: 0 });
+    expect((await inFlight).status).toBe(200); // drained before pause returned
+
+    let heldDone = false;
+    const held = post(`${s.gateway.url}/v1/chat/completions`, chatBody("second"), key).then((r) => {
+      heldDone = true;
+      return r;
+    });
+    await Bun.sleep(400);
+    expect(heldDone).toBe(false); // waiting, not failed
+    const resumed = await s.admin("/v1/admin/resume", { method: "POST", body: JSON.stringify({ policy_version: 7 }) });
+    expect(await resumed.json()).toMatchObject({ paused: false, policy_version: 7 });
+    expect((await held).status).toBe(200);
+    expect((await s.calls(session.id)).map((c) => c.policyVersion)).toEqual([0, 7]);
+
+    const badResume = await s.admin("/v1/admin/resume", { method: "POST", body: JSON.stringify({ policy_version: -1 }) });
+    expect(badResume.status).toBe(400);
+  });
+});

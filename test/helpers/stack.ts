@@ -1,0 +1,76 @@
+// Why: most gateway, dialect, harness and trajectory tests need the same real stack — the mock
+// engine, a gateway on port 0 with a fresh SQLite file, an admin token and a session — so it is
+// built in one place.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RecordedCall } from "../../protocol/calls.ts";
+import type { SessionInfo } from "../../protocol/sessions.ts";
+import { createBackend } from "../../node/gateway/backends/index.ts";
+import type { BackendKind, BackendOptionsInput } from "../../node/gateway/backends/options.ts";
+import type { GatewayConfigInput } from "../../node/gateway/config.ts";
+import { startGateway, type RunningGateway } from "../../node/gateway/server.ts";
+import { startMockEngine, type MockEngineOptions } from "../../node/mock-engine/index.ts";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+export interface StackOptions {
+  engine?: Partial<MockEngineOptions>;
+  backend?: BackendKind;
+  backendOptions?: Partial<BackendOptionsInput>;
+  gateway?: Partial<GatewayConfigInput>;
+  /** Reuse an existing SQLite file (restart tests). */
+  db?: string;
+}
+
+export interface Stack {
+  engineUrl: string;
+  gateway: RunningGateway;
+  dbPath: string;
+  /** Creates a session through the admin API. */
+  session(metadata?: Record<string, unknown>): Promise<SessionInfo & { token: string }>;
+  calls(sessionId: string): Promise<RecordedCall[]>;
+  admin(path: string, init?: RequestInit): Promise<Response>;
+  /** Stops the gateway only (the engine and the db file stay). */
+  stopGateway(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const dir = options.db ? undefined : mkdtempSync(join(tmpdir(), "polar-stack-"));
+  const dbPath = options.db ?? join(dir!, "gateway.db");
+  const engine = await startMockEngine({ port: 0, ...options.engine });
+  const backend = createBackend(options.backend ?? "vllm", { urls: [engine.url], retries: 0, timeoutMs: 30_000, ...options.backendOptions });
+  const gateway = await startGateway({ port: 0, db: dbPath, adminToken: ADMIN_TOKEN, ...options.gateway }, backend);
+
+  const admin = (path: string, init: RequestInit = {}) =>
+    fetch(`${gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json", ...init.headers } });
+
+  let gatewayStopped = false;
+  return {
+    engineUrl: engine.url,
+    gateway,
+    dbPath,
+    async session(metadata = {}) {
+      const res = await admin("/v1/sessions", { method: "POST", body: JSON.stringify({ metadata }) });
+      if (res.status !== 201) throw new Error(`session create failed: ${res.status} ${await res.text()}`);
+      return (await res.json()) as SessionInfo & { token: string };
+    },
+    async calls(sessionId) {
+      const res = await admin(`/v1/sessions/${sessionId}/calls`);
+      if (!res.ok) throw new Error(`calls failed: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { calls: RecordedCall[] }).calls;
+    },
+    admin,
+    async stopGateway() {
+      if (!gatewayStopped) await gateway.stop();
+      gatewayStopped = true;
+    },
+    async stop() {
+      if (!gatewayStopped) await gateway.stop();
+      gatewayStopped = true;
+      await engine.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
