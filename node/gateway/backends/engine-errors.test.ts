@@ -1,0 +1,51 @@
+import { describe, expect, test } from "bun:test";
+import { engineErrorMessage, engineHttpError, parseContextLength } from "./engine-errors.ts";
+
+describe("engine error mapping", () => {
+  test("messages are read from OpenAI, vLLM/SGLang and FastAPI error bodies", () => {
+    expect(engineErrorMessage(JSON.stringify({ error: { message: "bad tool", type: "BadRequestError", code: 400 } }))).toBe("bad tool");
+    expect(engineErrorMessage(JSON.stringify({ object: "error", message: "no such model", type: "NotFoundError", code: 404 }))).toBe(
+      "no such model",
+    );
+    expect(engineErrorMessage(JSON.stringify({ detail: "Not Found" }))).toBe("Not Found");
+    expect(engineErrorMessage("upstream exploded")).toBe("upstream exploded");
+  });
+
+  test("vLLM's max_tokens-too-large wording becomes context_length with its numbers", () => {
+    const message =
+      "'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum context length is 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778).";
+    const err = engineHttpError(400, JSON.stringify({ error: { message, type: "BadRequestError", code: 400 } }), "http://e");
+    expect(err.code).toBe("context_length");
+    expect(err.message).toBe(message);
+    expect(err.details).toMatchObject({ maxContextTokens: 4096, promptTokens: 2778, maxTokens: 8000, status: 400 });
+  });
+
+  test("older vLLM, decoder-prompt and SGLang wordings are recognised", () => {
+    expect(
+      parseContextLength(
+        "This model's maximum context length is 32768 tokens. However, you requested 33000 tokens (30000 in the messages, 3000 in the completion).",
+      ),
+    ).toEqual({ maxContextTokens: 32768, promptTokens: 30000, maxTokens: 3000 });
+    expect(parseContextLength("The decoder prompt (length 5000) is longer than the maximum model length of 4096.")).toEqual({
+      maxContextTokens: 4096,
+      promptTokens: 5000,
+    });
+    expect(parseContextLength("The input (150000 tokens) is longer than the model's context length (128000 tokens).")).toEqual({
+      maxContextTokens: 128000,
+      promptTokens: 150000,
+    });
+    expect(engineHttpError(400, JSON.stringify({ message: "The input (9 tokens) is longer than the model's context length (8 tokens)." }), "u").code).toBe(
+      "context_length",
+    );
+  });
+
+  test("other statuses map to bad_request, overloaded, engine_error and engine_unavailable", () => {
+    expect(engineHttpError(400, JSON.stringify({ error: { message: "tools[0] invalid" } }), "u")).toMatchObject({
+      code: "bad_request",
+      message: "tools[0] invalid",
+    });
+    expect(engineHttpError(404, JSON.stringify({ message: "The model `x` does not exist." }), "u").code).toBe("engine_error");
+    expect(engineHttpError(429, "slow down", "u").code).toBe("overloaded");
+    expect(engineHttpError(503, "warming up", "u").code).toBe("engine_unavailable");
+  });
+});

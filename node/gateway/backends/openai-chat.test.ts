@@ -1,0 +1,77 @@
+import { describe, expect, test } from "bun:test";
+import type { PivotRequest } from "../pivot.ts";
+import { engineChatExtras, finishReasonOf, openAiChatBody, pivotFromChatMessage, toOpenAiMessages } from "./openai-chat.ts";
+
+const request: PivotRequest = {
+  model: "qwen3",
+  messages: [
+    { role: "system", content: "be brief" },
+    { role: "user", content: "make a file" },
+    {
+      role: "assistant",
+      content: "",
+      reasoning: "use bash",
+      toolCalls: [{ id: "call_1", name: "bash", arguments: '{"command":"touch a"}' }],
+    },
+    { role: "tool", content: "ok", toolCallId: "call_1", name: "bash" },
+  ],
+  tools: [{ name: "bash", description: "run", parameters: { type: "object", properties: { command: { type: "string" } } } }],
+  toolChoice: { name: "bash" },
+  sampling: { maxTokens: 64, temperature: 0.7, topP: 0.9, topK: 20, stop: ["END"], seed: 7 },
+  thinking: false,
+  stream: true,
+};
+
+describe("pivot → OpenAI chat", () => {
+  test("messages keep reasoning, tool calls as JSON text and tool_call_id", () => {
+    const [, , assistant, tool] = toOpenAiMessages(request.messages, "reasoning_and_content");
+    expect(assistant).toEqual({
+      role: "assistant",
+      content: "",
+      reasoning_content: "use bash",
+      reasoning: "use bash",
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: '{"command":"touch a"}' } }],
+    });
+    expect(tool).toEqual({ role: "tool", content: "ok", tool_call_id: "call_1", name: "bash" });
+    expect(toOpenAiMessages(request.messages, "omit")[2]).not.toHaveProperty("reasoning_content");
+  });
+
+  test("body carries tools, named tool choice and sampling; never streams", () => {
+    const body = openAiChatBody(request, { reasoningField: "omit", model: "served" });
+    expect(body).toMatchObject({
+      model: "served",
+      stream: false,
+      tool_choice: { type: "function", function: { name: "bash" } },
+      max_tokens: 64,
+      temperature: 0.7,
+      top_p: 0.9,
+      stop: ["END"],
+      seed: 7,
+    });
+    expect(body.tools).toEqual([{ type: "function", function: { name: "bash", description: "run", parameters: request.tools[0]!.parameters } }]);
+    expect(body).not.toHaveProperty("top_k");
+    expect(engineChatExtras(request)).toEqual({ top_k: 20, chat_template_kwargs: { enable_thinking: false } });
+    expect(engineChatExtras({ ...request, thinking: undefined, sampling: {} })).toEqual({});
+  });
+
+  test("answers map to the pivot: reasoning under either name, object arguments as JSON text", () => {
+    const response = pivotFromChatMessage({
+      id: "x",
+      model: "qwen3",
+      message: { content: null, reasoning_content: "hmm", tool_calls: [{ id: "c", function: { name: "bash", arguments: { command: "ls" } } }] },
+      finishReason: "stop",
+      usage: { promptTokens: 3, completionTokens: 2 },
+    });
+    expect(response).toEqual({
+      id: "x",
+      model: "qwen3",
+      content: "",
+      reasoning: "hmm",
+      toolCalls: [{ id: "c", name: "bash", arguments: '{"command":"ls"}' }],
+      finishReason: "tool_calls",
+      usage: { promptTokens: 3, completionTokens: 2 },
+    });
+    expect(finishReasonOf("length", true)).toBe("length");
+    expect(finishReasonOf("abort", false)).toBe("stop");
+  });
+});
