@@ -2,7 +2,7 @@
 // and its status codes; harnesses (codex, pi, qwen) recognise a context overflow by
 // `code:"context_length_exceeded"` and by OpenAI's message wording, so both dialects map PolarError
 // here, in one place, and turn zod failures into a bad_request that names the offending field.
-import type { z } from "zod";
+import { z } from "zod";
 import { PolarError, type ErrorCode } from "../../errors.ts";
 
 export interface OpenAiErrorObject {
@@ -25,10 +25,32 @@ const TYPE_AND_CODE: Record<ErrorCode, { type: string; code: string | null }> = 
   internal: { type: "server_error", code: null },
 };
 
-/** OpenAI's own wording, which clients match with regexes ("maximum context length is N tokens"). */
-function contextLengthMessage(message: string): string {
-  if (/maximum context length/i.test(message)) return message;
-  return `This model's maximum context length was exceeded: ${message}. Please reduce the length of the messages.`;
+/** Numbers a backend attaches to a context_length error (see backends/engine-errors.ts). */
+const ContextLengthDetails = z.object({
+  maxContextTokens: z.number().int().optional(),
+  promptTokens: z.number().int().optional(),
+  maxTokens: z.number().int().optional(),
+});
+
+/**
+ * OpenAI's own wording, which clients match with regexes ("maximum context length is N tokens",
+ * "reduce the length of the messages"): vLLM's message already has it; otherwise it is rebuilt
+ * from the numbers the backend found, or wrapped around the engine's message.
+ */
+function contextLengthMessage(error: PolarError): string {
+  if (/maximum context length is \d+ tokens/i.test(error.message)) return error.message;
+  const details = ContextLengthDetails.safeParse(error.details ?? {});
+  const { maxContextTokens, promptTokens, maxTokens } = details.success ? details.data : {};
+  if (maxContextTokens === undefined) {
+    return `This model's maximum context length was exceeded (${error.message}). Please reduce the length of the messages.`;
+  }
+  const requested =
+    promptTokens === undefined
+      ? ""
+      : maxTokens === undefined
+        ? ` However, your messages resulted in ${promptTokens} tokens.`
+        : ` However, you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion).`;
+  return `This model's maximum context length is ${maxContextTokens} tokens.${requested} Please reduce the length of the messages.`;
 }
 
 /**
@@ -38,7 +60,7 @@ function contextLengthMessage(message: string): string {
 export function openAiErrorObject(error: PolarError, promptParam: string): OpenAiErrorObject {
   const { type, code } = TYPE_AND_CODE[error.code];
   if (error.code === "context_length") {
-    return { message: contextLengthMessage(error.message), type, param: promptParam, code };
+    return { message: contextLengthMessage(error), type, param: promptParam, code };
   }
   return { message: error.message, type, param: null, code };
 }
