@@ -2,3 +2,4 @@
 export * from "./chat.ts";
 export * from "./calls.ts";
 export * from "./sessions.ts";
+export * from "./trace.ts";

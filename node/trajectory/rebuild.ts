@@ -1,0 +1,108 @@
+// Why: the one entry point (session trajectory API, pipeline, bench): pick a strategy by name,
+// rebuild a session's recorded calls into traces, and report how faithful the result is.
+import type { RecordedCall } from "../../protocol/calls.ts";
+import {
+  NORMALISATION_KINDS,
+  SPLIT_CAUSES,
+  type SessionTrajectoryStats,
+  type SplitCounts,
+  type Strategy,
+  type Trace,
+  type TraceSplit,
+  type TrajectoryResult,
+} from "../../protocol/trace.ts";
+import type { AlignmentContext } from "./alignment.ts";
+import { mergeCalls } from "./merge.ts";
+import { DEFAULT_VOLATILE_PATTERNS, textNormalisers } from "./normalisers.ts";
+import { perCallTraces } from "./per-call.ts";
+import { retokenizeTrace } from "./retokenize.ts";
+import { CHATML, singleTokenId, type TrajectoryTokenizer } from "./tokenizer-port.ts";
+import { zeroNormalisations, type TraceBuilder } from "./trace-builder.ts";
+import { partitionCalls, type TokenCall } from "./usable-calls.ts";
+
+export interface RebuildOptions {
+  tokenizer: TrajectoryTokenizer;
+  /** Text that changes from turn to turn without changing the conversation (template-aware). */
+  volatilePatterns?: readonly (RegExp | string)[];
+  /** Open traces a merge strategy compares each call with (default 16). */
+  maxOpenTraces?: number;
+}
+
+const DEFAULT_MAX_OPEN_TRACES = 16;
+
+function buildTraces(
+  calls: readonly TokenCall[],
+  strategy: Strategy,
+  options: RebuildOptions,
+): { builders: TraceBuilder[]; splits: TraceSplit[] } {
+  if (strategy === "per-call") return { builders: perCallTraces(calls), splits: [] };
+  if (strategy === "retokenize") return { builders: retokenizeTrace(calls, options.tokenizer), splits: [] };
+  const { tokenizer } = options;
+  const ctx: AlignmentContext = {
+    decode: (ids) => tokenizer.decode(ids),
+    messageStartId: singleTokenId(tokenizer, CHATML.messageStart),
+    messageEndId: singleTokenId(tokenizer, CHATML.messageEnd),
+    normalisers: textNormalisers(options.volatilePatterns ?? DEFAULT_VOLATILE_PATTERNS),
+  };
+  return mergeCalls(
+    calls,
+    {
+      strategy,
+      allowed: new Set(strategy === "template-aware" ? NORMALISATION_KINDS : []),
+      maxOpenTraces: options.maxOpenTraces ?? DEFAULT_MAX_OPEN_TRACES,
+    },
+    ctx,
+  );
+}
+
+/** Rebuild one session's recorded calls (any order; sorted by seq) with the named strategy. */
+export function rebuild(calls: readonly RecordedCall[], strategy: Strategy, options: RebuildOptions): TrajectoryResult {
+  const started = performance.now();
+  const { usable, skipped } = partitionCalls(calls);
+  const { builders, splits } = buildTraces(usable, strategy, options);
+  const traces = builders.map((b) => b.build());
+  return {
+    traces,
+    stats: sessionStats(strategy, calls.length, usable.length, skipped, traces, splits, performance.now() - started),
+  };
+}
+
+function sessionStats(
+  strategy: Strategy,
+  callCount: number,
+  used: number,
+  skipped: SessionTrajectoryStats["skipped"],
+  traces: readonly Trace[],
+  splits: TraceSplit[],
+  rebuildMs: number,
+): SessionTrajectoryStats {
+  const splitCounts = Object.fromEntries(SPLIT_CAUSES.map((c) => [c, 0])) as SplitCounts;
+  for (const split of splits) splitCounts[split.cause]++;
+  const normalisations = zeroNormalisations();
+  let totalTokens = 0;
+  let trainable = 0;
+  let exact = 0;
+  let withLogprob = 0;
+  for (const trace of traces) {
+    totalTokens += trace.prompt_ids.length + trace.response_ids.length;
+    trainable += trace.stats.trainable_tokens;
+    exact += trace.stats.trainable_exactly_sampled;
+    withLogprob += trace.logprobs.filter((lp, i) => lp !== null && trace.loss_mask[i] === 1).length;
+    for (const kind of NORMALISATION_KINDS) normalisations[kind] += trace.stats.normalisations[kind];
+  }
+  return {
+    strategy,
+    calls: callCount,
+    calls_used: used,
+    skipped,
+    traces: traces.length,
+    splits,
+    split_counts: splitCounts,
+    normalisations,
+    total_tokens: totalTokens,
+    trainable_tokens: trainable,
+    trainable_exactly_sampled: exact,
+    logprob_coverage: trainable === 0 ? 1 : withLogprob / trainable,
+    rebuild_ms: rebuildMs,
+  };
+}
