@@ -67,7 +67,7 @@ export class EngineClient {
         }
         const text = await response.text().catch((e: unknown) => this.abortError(e, req.signal, deadline));
         if (!response.ok) {
-          const error = engineHttpError(response.status, text, lease.url);
+          const error = engineHttpError(response.status, text, lease.url, attempt);
           if (!isRetryableStatus(response.status)) throw error;
           last = { kind: "status", error };
           continue;

@@ -91,9 +91,9 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /** A non-2xx engine answer as a PolarError (after retries, for 5xx). */
-export function engineHttpError(status: number, bodyText: string, engineUrl: string): PolarError {
+export function engineHttpError(status: number, bodyText: string, engineUrl: string, attempts = 1): PolarError {
   const message = engineErrorMessage(bodyText) || `HTTP ${status}`;
-  const details = { status, engineUrl };
+  const details = { status, engineUrl, attempts };
   if (status >= 500) return new PolarError("engine_unavailable", `engine ${status}: ${message}`, details);
   if ((status === 400 || status === 413 || status === 422) && isContextLengthMessage(message)) {
     return new PolarError("context_length", message, { ...details, ...parseContextLength(message) });
