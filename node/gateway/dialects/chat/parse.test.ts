@@ -142,6 +142,7 @@ describe("chat parseRequest", () => {
     [{ model: "m", messages: [{ role: "user", content: "x" }], max_tokens: "many" }, /max_tokens/],
     [{ model: "m", messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { parameters: {} } }] }, /tools\.0\.function\.name/],
     [{ model: "m", messages: [] }, /messages/],
+    [{ model: "m", messages: [{ role: "user", content: "x" }], tools: [{ type: "function" }] }, /tools\.0\.function/],
     ["not an object", /body|expected object/],
   ])("bad body %j → bad_request naming the field", (body, field) => {
     let caught: unknown;

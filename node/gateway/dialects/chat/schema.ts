@@ -36,17 +36,22 @@ const ToolMessage = z.object({
 export const ChatMessage = z.discriminatedUnion("role", [SystemMessage, UserMessage, AssistantMessage, ToolMessage]);
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
-/** Any `type` is accepted; only `function` tools are offered to the model. */
-const Tool = z.object({
-  type: z.string(),
-  function: z
-    .looseObject({
-      name: z.string(),
-      description: z.string().nullish(),
-      parameters: z.record(z.string(), z.unknown()).nullish(),
-    })
-    .optional(),
-});
+/** Any `type` is accepted; only `function` tools (which must carry `function`) are offered to the model. */
+const Tool = z
+  .object({
+    type: z.string(),
+    function: z
+      .object({
+        name: z.string(),
+        description: z.string().nullish(),
+        parameters: z.record(z.string(), z.unknown()).nullish(),
+      })
+      .optional(),
+  })
+  .refine((tool) => tool.type !== "function" || tool.function !== undefined, {
+    message: "a function tool needs a `function` object",
+    path: ["function"],
+  });
 export type ChatTool = z.infer<typeof Tool>;
 
 const ToolChoice = z.union([
