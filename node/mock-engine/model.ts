@@ -1,0 +1,114 @@
+// Why: the mock engine's "model": real tokenizer and chat template, scripted policy, length and
+// context rules like vLLM/SGLang, and pseudo-random logprobs. Routes only translate wire formats.
+import { getChatTemplate, type ChatTemplate, type RenderOptions, type TemplateMessage } from "../tokenizer/chat-template.ts";
+import type { BpeTokenizer } from "../tokenizer/bpe.ts";
+import { EngineError } from "./engine-error.ts";
+import type { MockDialect, MockEngineOptions } from "./options.ts";
+import { scriptedCompletion } from "./policy.ts";
+import { sampleLogprobs, seedFrom, type TokenLogprob } from "./sampler.ts";
+import { DEFAULT_SCRIPT } from "./script.ts";
+
+export interface GenerateInput {
+  promptIds: number[];
+  /** Requested output budget; undefined = up to the context limit. */
+  maxTokens: number | undefined;
+  requestSeed: number | undefined;
+  /** Number of top candidates to report per position (0 = sampled token only). */
+  topLogprobs: number;
+}
+
+export interface Generation {
+  /** Sampled ids; end with the EOS id unless truncated by the budget. */
+  outputIds: number[];
+  logprobs: number[];
+  top: TokenLogprob[][];
+  finishReason: "stop" | "length";
+  /** Output text without HF-special tokens (what vLLM returns as text). */
+  text: string;
+}
+
+export class MockModel {
+  readonly template: ChatTemplate;
+  readonly tokenizer: BpeTokenizer;
+  private readonly regularVocabSize: number;
+
+  constructor(readonly options: MockEngineOptions) {
+    this.template = getChatTemplate(options.modelFolder);
+    this.tokenizer = this.template.tokenizer;
+    this.regularVocabSize = Object.keys(this.tokenizer.folder.vocab).length;
+  }
+
+  renderChat(messages: TemplateMessage[], options: RenderOptions): { text: string; ids: number[] } {
+    const text = this.template.render(messages, options);
+    return { text, ids: this.tokenizer.encode(text) };
+  }
+
+  /** Context rules, then the scripted continuation of the prompt. */
+  generate(input: GenerateInput, dialect: MockDialect = this.options.dialect): Generation {
+    const maxTokens = this.checkContext(input.promptIds.length, input.maxTokens, dialect);
+    const promptText = this.tokenizer.decode(input.promptIds);
+    const script = this.options.script ?? DEFAULT_SCRIPT;
+    const fullIds = [...this.tokenizer.encode(scriptedCompletion(promptText, script)), this.tokenizer.eosTokenId];
+    const outputIds = fullIds.slice(0, maxTokens);
+    const seed = seedFrom(this.options.seed, input.requestSeed ?? 0, input.promptIds);
+    const { logprobs, top } = sampleLogprobs(outputIds, input.topLogprobs, seed, this.regularVocabSize);
+    return {
+      outputIds,
+      logprobs,
+      top,
+      finishReason: outputIds.length < fullIds.length ? "length" : "stop",
+      text: this.tokenizer.decode(outputIds, { skipSpecialTokens: true }),
+    };
+  }
+
+  /** A token as vLLM names it in logprobs: its decoded text (partial UTF-8 → U+FFFD). */
+  tokenText(id: number): string {
+    return this.tokenizer.decode([id]);
+  }
+
+  /** vLLM's `bytes`: UTF-8 of the decoded token text. */
+  tokenTextBytes(id: number): number[] {
+    return Array.from(new TextEncoder().encode(this.tokenText(id)));
+  }
+
+  /** The output budget after vLLM's / SGLang's context checks. */
+  private checkContext(promptLen: number, maxTokens: number | undefined, dialect: MockDialect): number {
+    const limit = this.options.maxModelLen;
+    if (maxTokens !== undefined && maxTokens < 1) {
+      throw new EngineError("bad_request", `max_tokens must be at least 1, got ${maxTokens}.`, "max_tokens");
+    }
+    if (dialect === "sglang") {
+      if (promptLen >= limit) {
+        throw new EngineError("context_length", `The input (${promptLen} tokens) is longer than the model's context length (${limit} tokens).`);
+      }
+      const budget = maxTokens ?? limit - promptLen;
+      if (promptLen + budget > limit) {
+        throw new EngineError(
+          "context_length",
+          `Requested token count exceeds the model's maximum context length of ${limit} tokens. ` +
+            `You requested a total of ${promptLen + budget} tokens: ${promptLen} tokens from the input messages and ` +
+            `${budget} tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.`,
+        );
+      }
+      return budget;
+    }
+    if (promptLen >= limit) {
+      throw new EngineError(
+        "context_length",
+        `This model's maximum context length is ${limit} tokens. However, your request has ${promptLen} input tokens. ` +
+          "Please reduce the length of the input messages.",
+        "input_tokens",
+      );
+    }
+    if (maxTokens === undefined) return limit - promptLen;
+    if (promptLen + maxTokens > limit) {
+      throw new EngineError(
+        "context_length",
+        `This model's maximum context length is ${limit} tokens. However, you requested ${promptLen + maxTokens} tokens ` +
+          `(${promptLen} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
+        "max_tokens",
+      );
+    }
+    return maxTokens;
+  }
+}

@@ -1,0 +1,32 @@
+// Why: one validated place for the mock engine's settings and their defaults, shared by the
+// in-process factory (tests) and the CLI (`polar mock-engine`).
+import { z } from "zod";
+import { Script } from "./script.ts";
+
+export const DIALECTS = ["vllm", "sglang"] as const;
+export type MockDialect = (typeof DIALECTS)[number];
+
+export const MockEngineOptionsSchema = z.object({
+  host: z.string().default("127.0.0.1"),
+  /** 0 = any free port. */
+  port: z.number().int().min(0).max(65535).default(8000),
+  /** Served model name (what /v1/models lists and responses carry). */
+  model: z.string().default("Qwen/Qwen3-8B"),
+  /** HF model folder for tokenizer + chat template; default: the bundled Qwen3 one. */
+  modelFolder: z.string().optional(),
+  maxModelLen: z.number().int().positive().default(40960),
+  /** Engine seed; combined with each request's `seed` for the pseudo-random logprobs. */
+  seed: z.number().int().default(0),
+  script: Script.optional(),
+  /** Delay before the first token. */
+  ttftMs: z.number().min(0).default(0),
+  /** Delay per generated token. */
+  msPerToken: z.number().min(0).default(0),
+  /** The first N generation calls answer HTTP 500. */
+  failFirst: z.number().int().min(0).default(0),
+  /** 1-based generation call numbers that never answer (the client must time out). */
+  hangCalls: z.array(z.number().int().positive()).default([]),
+  dialect: z.enum(DIALECTS).default("vllm"),
+});
+export type MockEngineOptions = z.infer<typeof MockEngineOptionsSchema>;
+export type MockEngineOptionsInput = z.input<typeof MockEngineOptionsSchema>;

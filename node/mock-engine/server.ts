@@ -1,0 +1,39 @@
+// Why: the in-process factory tests use (port 0) and the CLI runs: one Bun.serve around the
+// dialect's hono app, with a live call counter and a clean stop.
+import type { Hono } from "hono";
+import type { EngineContext } from "./context.ts";
+import { CallGate } from "./faults.ts";
+import { MockModel } from "./model.ts";
+import { MockEngineOptionsSchema, type MockEngineOptionsInput } from "./options.ts";
+import { sglangApp } from "./sglang-routes.ts";
+import { vllmApp } from "./vllm-routes.ts";
+
+export interface RunningMockEngine {
+  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41234 */
+  url: string;
+  stop(): Promise<void>;
+  /** Generation calls received so far (chat, completions, /generate). */
+  readonly calls: number;
+}
+
+export function mockEngineApp(ctx: EngineContext): Hono {
+  return ctx.options.dialect === "sglang" ? sglangApp(ctx) : vllmApp(ctx);
+}
+
+export async function startMockEngine(input: MockEngineOptionsInput = {}): Promise<RunningMockEngine> {
+  const options = MockEngineOptionsSchema.parse(input);
+  const ctx: EngineContext = { options, model: new MockModel(options), gate: new CallGate(options) };
+  const app = mockEngineApp(ctx);
+  // idleTimeout 0: hung calls and slow latency models must not be cut by the server.
+  const server = Bun.serve({ hostname: options.host, port: options.port, fetch: app.fetch, idleTimeout: 0 });
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${server.port}`,
+    async stop() {
+      await server.stop(true);
+    },
+    get calls() {
+      return ctx.gate.calls;
+    },
+  };
+}
