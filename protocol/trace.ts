@@ -21,7 +21,7 @@ export const SPLIT_CAUSES = [
   "generation-glue",
   /** A configured volatile pattern (e.g. a per-turn billing header) changed. */
   "volatile-text",
-  /** Tool-call JSON re-serialised by the template (spacing, key order). */
+  /** Tool-call JSON re-serialised by the template (spacing, key order, whitespace around it). */
   "tool-args-drift",
   /** Same text, different token ids (the re-rendered history re-tokenized differently). */
   "tokenization-drift",

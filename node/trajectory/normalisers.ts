@@ -12,7 +12,10 @@ type TextNormaliser = (text: string) => string;
 
 const EMPTY_THINK = /<think>\s*<\/think>\s*/g;
 // A reasoning block, possibly unterminated when the output was cut by max tokens.
-const THINK_BLOCK = /<think>[\s\S]*?(?:<\/think>\s*|$)/g;
+const THINK_BLOCK = /<think>[\s\S]*?(?:<\/think>|$)/g;
+// Whitespace opening an assistant message: what is left of `</think>\n\n` after the block goes
+// (engines differ: vLLM keeps it in the content, so history renders `assistant\n\n\n…`).
+const ASSISTANT_LEADING_SPACE = /(<\|im_start\|>assistant\n)\s+/g;
 const TOOL_CALL = /\s*<tool_call>([\s\S]*?)<\/tool_call>/g;
 const VOLATILE_PLACEHOLDER = "\u0000volatile\u0000";
 
@@ -46,7 +49,7 @@ export function textNormalisers(
   const volatile = volatilePatterns.map(globalRegex);
   return [
     ["generation-glue", (t) => t.replace(EMPTY_THINK, "")],
-    ["thinking-strip", (t) => t.replace(THINK_BLOCK, "")],
+    ["thinking-strip", (t) => t.replace(THINK_BLOCK, "").replace(ASSISTANT_LEADING_SPACE, "$1")],
     ["volatile-text", (t) => volatile.reduce((acc, re) => acc.replace(re, VOLATILE_PLACEHOLDER), t)],
     ["tool-args-drift", (t) => t.replace(TOOL_CALL, (_m, body: string) => `<tool_call>${canonicalToolCall(body)}</tool_call>`)],
   ];
