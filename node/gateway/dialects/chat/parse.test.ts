@@ -181,6 +181,27 @@ describe("chat render", () => {
     });
   });
 
+  test("whitespace-only text beside tool calls is shown as no text (body and stream)", () => {
+    const request = chatDialect.parseRequest({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
+    const response = {
+      id: "x3",
+      model: "m",
+      content: "\n\n",
+      reasoning: "\n\n",
+      toolCalls: [{ id: "call_1", name: "bash", arguments: "{}" }],
+      finishReason: "tool_calls" as const,
+      usage: { promptTokens: 1, completionTokens: 2 },
+    };
+    const body = chatDialect.renderResponse(response, request) as { choices: { message: { content: unknown; reasoning_content: unknown } }[] };
+    expect(body.choices[0]?.message.content).toBeNull();
+    expect(body.choices[0]?.message.reasoning_content).toBe("\n\n");
+    const deltas = chatDialect
+      .renderStream(response, request)
+      .slice(0, -1)
+      .map((frame) => JSON.parse(frame.slice("data: ".length)).choices[0].delta);
+    expect(deltas.map((delta) => delta.content).filter((content) => content)).toEqual([]);
+  });
+
   test("the stream ends with [DONE] and carries usage:null on every chunk when usage was asked for", () => {
     const request = chatDialect.parseRequest({
       model: "m",

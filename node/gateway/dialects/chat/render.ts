@@ -12,6 +12,15 @@ export function completionId(response: PivotResponse): string {
   return response.id.startsWith(ID_PREFIX) ? response.id : `${ID_PREFIX}${response.id}`;
 }
 
+/**
+ * The text a client is shown. In a tool-calling turn, whitespace-only text (Qwen3 writes "\n\n"
+ * after `</think>`, and vLLM keeps it) is no text at all: OpenAI sends null there, and a client
+ * echoing "" instead of "\n\n" makes the chat template re-render exactly the sampled tokens.
+ */
+export function shownContent(response: PivotResponse): string {
+  return response.toolCalls.length > 0 && response.content.trim() === "" ? "" : response.content;
+}
+
 function unixSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
@@ -34,7 +43,7 @@ export function renderChatResponse(response: PivotResponse) {
   const hasToolCalls = response.toolCalls.length > 0;
   const message: Record<string, unknown> = {
     role: "assistant",
-    content: hasToolCalls && response.content === "" ? null : response.content,
+    content: hasToolCalls && shownContent(response) === "" ? null : response.content,
     refusal: null,
   };
   if (hasToolCalls) message.tool_calls = response.toolCalls.map(wireToolCall);
@@ -61,7 +70,7 @@ export function renderChatStream(response: PivotResponse, request: PivotRequest)
 
   const frames: SseFrame[] = [chunk({ role: "assistant", content: "" })];
   if (response.reasoning) frames.push(chunk({ reasoning_content: response.reasoning }));
-  if (response.content) frames.push(chunk({ content: response.content }));
+  if (shownContent(response)) frames.push(chunk({ content: response.content }));
   response.toolCalls.forEach((call, index) => {
     frames.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
     if (call.arguments) frames.push(chunk({ tool_calls: [{ index, function: { arguments: call.arguments } }] }));

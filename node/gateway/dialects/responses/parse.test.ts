@@ -247,6 +247,16 @@ describe("responses render", () => {
     ]);
   });
 
+  test("whitespace-only text beside a call gets no message item; beside nothing it does", () => {
+    const spaced = { ...response, content: "\n\n" };
+    const withCall = responsesDialect.renderResponse(spaced, request) as { output: { type: string }[] };
+    expect(withCall.output.map((item) => item.type)).toEqual(["reasoning", "function_call"]);
+    const alone = responsesDialect.renderResponse({ ...spaced, toolCalls: [], finishReason: "stop" }, request) as {
+      output: { type: string }[];
+    };
+    expect(alone.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+  });
+
   test("the echoed call parses back to the name the model saw", () => {
     const body = responsesDialect.renderResponse(response, request) as { output: Record<string, unknown>[] };
     const next = responsesDialect.parseRequest({ ...CODEX_TURN_2, input: [{ role: "user", content: "q" }, ...body.output] });

@@ -2,6 +2,7 @@
 // The non-streaming body and the stream's final `response.completed` both come from here, so a
 // streaming client's `finalResponse()` equals the non-streaming body by construction.
 import type { PivotRequest, PivotResponse, PivotToolCall } from "../../pivot.ts";
+import { shownContent } from "../chat/render.ts";
 import { ResponsesRenderHints } from "./parse.ts";
 
 export const RESPONSE_PREFIX = "resp_";
@@ -71,7 +72,7 @@ function renderHints(request: PivotRequest): ResponsesRenderHints {
 
 /**
  * Output items in the order the model produced them: reasoning, then the message (omitted when a
- * tool-calling turn has no text), then one function_call per tool call.
+ * tool-calling turn has no shown text, see shownContent), then one function_call per tool call.
  */
 export function outputItems(response: PivotResponse, request: PivotRequest): OutputItem[] {
   const base = itemIdBase(response);
@@ -80,7 +81,7 @@ export function outputItems(response: PivotResponse, request: PivotRequest): Out
   if (response.reasoning) {
     items.push({ type: "reasoning", id: `rs_${base}`, summary: [{ type: "summary_text", text: response.reasoning }] });
   }
-  if (response.content !== "" || response.toolCalls.length === 0) {
+  if (shownContent(response) !== "" || response.toolCalls.length === 0) {
     items.push({
       type: "message",
       id: `msg_${base}`,
