@@ -130,6 +130,7 @@ describe("qwen-code", () => {
       general: { enableAutoUpdate: false },
       privacy: { usageStatisticsEnabled: false },
       telemetry: { enabled: false },
+      model: { generationConfig: { maxRetries: 1 } },
     });
     expect(launch.env).toMatchObject({
       QWEN_HOME: join(spec.homeDir, ".qwen"),

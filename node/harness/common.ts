@@ -60,17 +60,19 @@ export async function writeConfig(dir: string, name: string, text: string): Prom
   return path;
 }
 
-const ERROR_TAIL_CHARS = 2000;
+const ERROR_TAIL_CHARS = 1000;
+
+const tail = (text: string) => text.trim().slice(-ERROR_TAIL_CHARS);
 
 /** For CLIs that print the final answer on stdout and progress/errors on stderr. */
 export function collectStdout(exit: HarnessExit): HarnessOutcome {
   const finalOutput = exit.stdout.trim();
   if (exit.timedOut) return { exitCode: exit.exitCode, finalOutput, error: "harness timed out" };
   if (exit.exitCode === 0) return { exitCode: 0, finalOutput };
-  const detail = (exit.stderr.trim() || finalOutput).slice(-ERROR_TAIL_CHARS);
-  return {
-    exitCode: exit.exitCode,
-    finalOutput,
-    error: `harness exited with ${exit.exitCode === null ? "a signal" : `code ${exit.exitCode}`}${detail ? `: ${detail}` : ""}`,
-  };
+  // Some CLIs print API errors on stdout (claude -p), most on stderr: keep the end of both.
+  const detail = [tail(exit.stdout) && `stdout: ${tail(exit.stdout)}`, tail(exit.stderr) && `stderr: ${tail(exit.stderr)}`]
+    .filter(Boolean)
+    .join("\n");
+  const how = exit.exitCode === null ? "a signal" : `code ${exit.exitCode}`;
+  return { exitCode: exit.exitCode, finalOutput, error: `harness exited with ${how}${detail ? `\n${detail}` : ""}` };
 }

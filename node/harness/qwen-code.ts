@@ -12,11 +12,16 @@ const AUTH_TYPE: Record<HarnessDialect, string> = {
   anthropic: "anthropic",
 };
 
-export const QWEN_SETTINGS = {
-  general: { enableAutoUpdate: false },
-  privacy: { usageStatisticsEnabled: false },
-  telemetry: { enabled: false },
-} as const;
+export const QWEN_DEFAULT_MAX_RETRIES = 1;
+
+export function qwenSettings(spec: HarnessSpec): unknown {
+  return {
+    general: { enableAutoUpdate: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    model: { generationConfig: { maxRetries: options(spec).maxRetries ?? QWEN_DEFAULT_MAX_RETRIES } },
+  };
+}
 
 export function qwenEnv(spec: HarnessSpec): Record<string, string> {
   const dialect = options(spec).dialect ?? "chat";
@@ -43,7 +48,7 @@ export function qwenEnv(spec: HarnessSpec): Record<string, string> {
 export const qwenCodeAdapter: HarnessAdapter = {
   kind: "qwen-code",
   async prepare(spec) {
-    await writeConfig(join(spec.homeDir, ".qwen"), "settings.json", JSON.stringify(QWEN_SETTINGS, null, 2));
+    await writeConfig(join(spec.homeDir, ".qwen"), "settings.json", JSON.stringify(qwenSettings(spec), null, 2));
     const maxTurns = spec.limits.maxTurns;
     return {
       command: [
