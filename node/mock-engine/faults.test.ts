@@ -18,7 +18,7 @@ describe("injected faults", () => {
       const statuses = [];
       for (let i = 0; i < 3; i++) statuses.push((await chat(engine.url)).status);
       expect(statuses).toEqual([500, 500, 200]);
-      const body = await (await chat(engine.url)).json();
+      const body = (await (await chat(engine.url)).json()) as any;
       expect(body.choices[0].finish_reason).toBe("stop");
       expect(engine.calls).toBe(4);
     } finally {
@@ -30,7 +30,7 @@ describe("injected faults", () => {
     const engine = await startMockEngine({ port: 0, failFirst: 1 });
     try {
       const res = await chat(engine.url);
-      const body = await res.json();
+      const body = (await res.json()) as any;
       expect(body.error.type).toBe("InternalServerError");
       expect(body.error.code).toBe(500);
     } finally {

@@ -94,7 +94,7 @@ describe("vLLM chat completions", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ messages: [{ role: "user", content: "hi" }] }),
       });
-      const message = (await res.json()).choices[0].message;
+      const message = ((await res.json()) as any).choices[0].message;
       expect(message.reasoning_content).toBe("\nPlan it.\n");
       expect(message.content).toBe("\n\nHello!");
     } finally {
@@ -176,7 +176,7 @@ describe("vLLM completions, tokenize, models, health", () => {
     expect(tok.json.token_strs).toEqual(["hello", "Ġ", "<|im_end|>"]);
     expect(tok.json.max_model_len).toBe(4096);
     expect((await post("/detokenize", { tokens: tok.json.tokens })).json.prompt).toBe("hello <|im_end|>");
-    const models = await (await fetch(`${engine.url}/v1/models`)).json();
+    const models = (await (await fetch(`${engine.url}/v1/models`)).json()) as any;
     expect(models.data[0].id).toBe("Qwen/Qwen3-8B");
     expect(models.data[0].max_model_len).toBe(4096);
     expect((await fetch(`${engine.url}/health`)).status).toBe(200);

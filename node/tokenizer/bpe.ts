@@ -40,16 +40,16 @@ export class BpeTokenizer {
 
   /** Token ids of `text`; added tokens written in the text are recognised as single tokens. */
   encode(text: string): number[] {
-    if (!this.folder.nfc || text.normalize("NFC") === text) return Array.from(this.encoder.encode(text, "all"));
-    // HF splits on added tokens first and normalizes only the text between them.
-    const ids: number[] = [];
-    for (const [i, part] of text.split(this.addedTokenSplitter).entries()) {
-      if (part === "") continue;
-      const added = i % 2 === 1 ? this.addedByContent.get(part) : undefined;
-      if (added) ids.push(added.id);
-      else for (const id of this.encoder.encode_ordinary(part.normalize("NFC"))) ids.push(id);
+    if (this.folder.nfc && text.normalize("NFC") !== text) {
+      // HF splits on added tokens first and normalizes only the text between them (NFC must not
+      // fuse an added token's last character with a following combining mark). NFC leaves ASCII
+      // alone, so the added tokens are found at the same places in the re-joined text.
+      text = text
+        .split(this.addedTokenSplitter)
+        .map((part, i) => (i % 2 === 1 ? part : part.normalize("NFC")))
+        .join("");
     }
-    return ids;
+    return Array.from(this.encoder.encode(text, "all"));
   }
 
   decode(ids: readonly number[], options: DecodeOptions = {}): string {
