@@ -58,7 +58,7 @@ test("a failing harness reports its stderr", async () => {
 });
 
 test("the timeout kills the whole process group", async () => {
-  const spec = await commandSpec("sleep 60 & echo $! > bg.pid; sleep 60", 500);
+  const spec = await commandSpec("sleep 60 & echo $! > bg.pid; sleep 60", 2000); // room for sh to start under load
   const result = await runOnHost(getHarness("command"), spec, { killGraceMs: 100 });
   expect(result.timedOut).toBe(true);
   expect(result.error).toBe("harness timed out");
