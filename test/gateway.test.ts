@@ -2,7 +2,7 @@
 // and timeouts, restart durability, weight-sync pause/resume, token capture.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { RecordedCall } from "../protocol/calls.ts";
-import { ADMIN_TOKEN, startStack, type Stack } from "./helpers/stack.ts";
+import { ADMIN_TOKEN, ENGINE_MODEL, startStack, type Stack } from "./helpers/stack.ts";
 
 const stacks: Stack[] = [];
 async function stack(options?: Parameters<typeof startStack>[0]): Promise<Stack> {
@@ -190,9 +190,9 @@ describe("recording", () => {
     const res = await post(`${s.gateway.url}/v1/chat/completions`, body, { authorization: `Bearer ${session.token}` });
     expect(res.status).toBe(200);
     const [call] = await s.calls(session.id);
-    const tokenized = (await (await post(`${s.engineUrl}/tokenize`, { model: "fake-model", messages: body.messages, add_generation_prompt: true })).json()) as { tokens: number[] };
+    const tokenized = (await (await post(`${s.engineUrl}/tokenize`, { model: ENGINE_MODEL, messages: body.messages, add_generation_prompt: true })).json()) as { tokens: number[] };
     expect(call!.promptIds).toEqual(tokenized.tokens);
-    const detok = (await (await post(`${s.engineUrl}/detokenize`, { model: "fake-model", tokens: call!.outputIds })).json()) as { prompt: string };
+    const detok = (await (await post(`${s.engineUrl}/detokenize`, { model: ENGINE_MODEL, tokens: call!.outputIds })).json()) as { prompt: string };
     const answer = ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
     expect(detok.prompt).toContain(answer);
     expect(call!.logprobs).toHaveLength(call!.outputIds!.length);

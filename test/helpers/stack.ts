@@ -10,12 +10,13 @@ import { createBackend } from "../../node/gateway/backends/index.ts";
 import type { BackendKind, BackendOptionsInput } from "../../node/gateway/backends/options.ts";
 import type { GatewayConfigInput } from "../../node/gateway/config.ts";
 import { startGateway, type RunningGateway } from "../../node/gateway/server.ts";
-import { startMockEngine, type MockEngineOptions } from "../../node/mock-engine/index.ts";
+import { startMockEngine, type MockEngineOptionsInput } from "../../node/mock-engine/index.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
+export const ENGINE_MODEL = "Qwen/Qwen3-8B";
 
 export interface StackOptions {
-  engine?: Partial<MockEngineOptions>;
+  engine?: Partial<MockEngineOptionsInput>;
   backend?: BackendKind;
   backendOptions?: Partial<BackendOptionsInput>;
   gateway?: Partial<GatewayConfigInput>;
@@ -39,8 +40,9 @@ export interface Stack {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dir = options.db ? undefined : mkdtempSync(join(tmpdir(), "polar-stack-"));
   const dbPath = options.db ?? join(dir!, "gateway.db");
-  const engine = await startMockEngine({ port: 0, ...options.engine });
-  const backend = createBackend(options.backend ?? "vllm", { urls: [engine.url], retries: 0, timeoutMs: 30_000, ...options.backendOptions });
+  const engine = await startMockEngine({ port: 0, model: ENGINE_MODEL, ...options.engine });
+  // Like a real deployment, the gateway sends the engine's served model name, whatever the harness asks for.
+  const backend = createBackend(options.backend ?? "vllm", { urls: [engine.url], model: ENGINE_MODEL, retries: 0, timeoutMs: 30_000, ...options.backendOptions });
   const gateway = await startGateway({ port: 0, db: dbPath, adminToken: ADMIN_TOKEN, ...options.gateway }, backend);
 
   const admin = (path: string, init: RequestInit = {}) =>
