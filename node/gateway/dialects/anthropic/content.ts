@@ -1,6 +1,7 @@
 // Why: the non-streaming Message and the SSE stream must describe the same assistant turn, so
 // both are built from one list of content blocks, ids and stop reason derived here.
 import type { FinishReason, PivotResponse, PivotToolCall } from "../../pivot.ts";
+import { shownContent } from "../chat/render.ts";
 
 export interface ThinkingContent {
   type: "thinking";
@@ -64,12 +65,16 @@ export function toolInput(argumentsText: string): Record<string, unknown> {
   return {};
 }
 
+/** Thinking (when the engine reported reasoning, even whitespace), text, then one tool_use per call. */
 export function contentBlocks(response: PivotResponse): ContentBlock[] {
   const blocks: ContentBlock[] = [];
   if (response.reasoning) {
     blocks.push({ type: "thinking", thinking: response.reasoning, signature: thinkingSignature(response) });
   }
-  if (response.content !== "") blocks.push({ type: "text", text: response.content, citations: null });
+  // Whitespace-only text beside tool calls is no text block, as in the OpenAI dialects: the
+  // client then echoes no text and the chat template re-renders exactly the sampled tokens.
+  const text = shownContent(response);
+  if (text !== "") blocks.push({ type: "text", text, citations: null });
   for (const call of response.toolCalls) {
     blocks.push({ type: "tool_use", id: toolUseId(call), name: call.name, input: toolInput(call.arguments) });
   }

@@ -70,6 +70,16 @@ describe("renderResponse", () => {
     expect(body.stop_reason).toBe("tool_use");
   });
 
+  test("whitespace-only text beside tool calls is no text block; alone it is kept", () => {
+    const spaced = response({ reasoning: "\n\n", content: "\n\n", toolCalls: [{ id: "c", name: "a", arguments: "{}" }], finishReason: "tool_calls" });
+    const withCall = anthropicDialect.renderResponse(spaced, request) as { content: { type: string }[] };
+    expect(withCall.content.map((block) => block.type)).toEqual(["thinking", "tool_use"]);
+    const streamed = events(anthropicDialect.renderStream(spaced, request)).filter(({ event }) => event === "content_block_start");
+    expect(streamed.map(({ data }) => (data.content_block as { type: string }).type)).toEqual(["thinking", "tool_use"]);
+    const alone = anthropicDialect.renderResponse({ ...spaced, toolCalls: [], finishReason: "stop" }, request) as { content: unknown[] };
+    expect(alone.content[1]).toEqual({ type: "text", text: "\n\n", citations: null });
+  });
+
   test("arguments that are not a JSON object become an empty input", () => {
     const body = anthropicDialect.renderResponse(
       response({
