@@ -67,7 +67,12 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
       continue;
     }
 
-    if (open.length > 0) splits.push(classifySplit(call.seq, prompt, attempts, settings, ctx));
+    if (open.length > 0) {
+      const { split, superseded } = classifySplit(call.seq, prompt, attempts, settings, ctx);
+      splits.push(split);
+      // The same conversation goes on in the new trace: the old one will not match again.
+      if (superseded) open = open.filter((t) => t !== superseded);
+    }
     const builder = new TraceBuilder(settings.strategy, call.promptIds);
     builder.appendSampled(call);
     builder.addCall(call);
@@ -83,7 +88,8 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
 /**
  * Why `seq` matched no open trace. The candidate is the trace that aligns furthest when every
  * declared asymmetry is allowed (most recently extended on ties). If it then aligns fully, the
- * split was caused by an asymmetry this strategy does not normalise: the first one met.
+ * split was caused by an asymmetry this strategy does not normalise (the first one met), and the
+ * candidate is superseded by the new trace.
  */
 function classifySplit(
   seq: number,
@@ -91,7 +97,7 @@ function classifySplit(
   attempts: readonly { trace: OpenTrace; alignment: Alignment }[],
   settings: MergeSettings,
   ctx: AlignmentContext,
-): TraceSplit {
+): { split: TraceSplit; superseded: OpenTrace | undefined } {
   let best: { trace: OpenTrace; reach: number; cause: SplitCause } | undefined;
   for (const { trace, alignment } of attempts) {
     const full = settings.allowed.size === ALL_KINDS.size ? alignment : alignTail(trace.tail, prompt, ALL_KINDS, ctx);
@@ -101,5 +107,8 @@ function classifySplit(
       best = { trace, reach, cause };
     }
   }
-  return { seq, cause: best?.cause ?? "unknown", compared_with: best?.trace.index ?? null };
+  return {
+    split: { seq, cause: best?.cause ?? "unknown", compared_with: best?.trace.index ?? null },
+    superseded: best?.reach === Number.POSITIVE_INFINITY ? best.trace : undefined,
+  };
 }

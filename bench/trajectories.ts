@@ -1,0 +1,132 @@
+// Why: trajectory rebuilding decides how many tokens a trainer must process and how faithful
+// they are; this ablation compares the four strategies on multi-turn sessions recorded through
+// the real gateway (OpenAI SDK → gateway → vllm backend → mock engine with the real Qwen3
+// template), and times rebuilding at 10, 100 and 1,000 calls to show it is linear in tokens.
+//
+//   bun bench/trajectories.ts [--repeat 5]
+//
+// Prints markdown for the "Trajectories" section of bench/RESULTS.md.
+import OpenAI from "openai";
+import { parseArgs } from "node:util";
+import type { RecordedCall } from "../protocol/calls.ts";
+import { STRATEGIES, type SessionTrajectoryStats, type Strategy } from "../protocol/trace.ts";
+import { rebuild } from "../node/trajectory/index.ts";
+import { GatewayAgent, loopScript, type GatewayAgentOptions } from "../node/trajectory/testing/gateway-agent.ts";
+import { qwen3Tokenizer } from "../node/trajectory/testing/qwen3.ts";
+import { startStack, type Stack } from "../test/helpers/stack.ts";
+
+const { values } = parseArgs({ options: { repeat: { type: "string" } } });
+const REPEAT = Number(values.repeat ?? 5);
+const TOOL_TURNS = 7;
+const tokenizer = qwen3Tokenizer();
+
+const MAIN_SYSTEM = "You are a coding agent working in a TypeScript repository. Use bash to inspect files.";
+const SUB_SYSTEM = "You are a file-search sub-agent. Report matching paths only.";
+const billing = (n: number) => `x-anthropic-billing-header: cc_version=2.0.${n}.c3d; cch=${(n * 7919) % 10007};\n`;
+
+async function client(stack: Stack): Promise<{ id: string; client: OpenAI }> {
+  const session = await stack.session();
+  return { id: session.id, client: new OpenAI({ baseURL: session.openai_base_url, apiKey: session.token, maxRetries: 0 }) };
+}
+
+/**
+ * 32 calls: query 1 (8 calls), query 2 (8) with a sub-agent (8) interleaved, a compaction into
+ * a summary, then query 3 (8). Main conversation: 24 turns.
+ */
+async function recordMixedSession(stack: Stack, agentOpts: Omit<GatewayAgentOptions, "system">, volatile: boolean): Promise<RecordedCall[]> {
+  const { id, client: c } = await client(stack);
+  const system = (text: string) => (volatile ? (n: number) => `${billing(n)}${text}` : text);
+  const main = new GatewayAgent(c, { ...agentOpts, system: system(MAIN_SYSTEM) });
+  await main.solve("Query 1: find why the build fails.");
+  const sub = new GatewayAgent(c, { ...agentOpts, system: system(SUB_SYSTEM) }).ask("Find every tsconfig file.");
+  main.ask("Query 2: fix it.");
+  let mainDone = false;
+  let subDone = false;
+  while (!mainDone || !subDone) {
+    if (!mainDone) mainDone = await main.step();
+    if (!subDone) subDone = await sub.step();
+  }
+  const compacted = new GatewayAgent(c, {
+    ...agentOpts,
+    system: system(MAIN_SYSTEM),
+    history: [{ role: "user", content: "Summary of the conversation so far: the build failed on a missing path alias; it is fixed." }],
+  });
+  await compacted.solve("Query 3: add a regression test.");
+  return stack.calls(id);
+}
+
+/** `calls` calls of a thinking-off tool loop, compacted every 50 calls (bounded context). */
+async function recordLongSession(stack: Stack, calls: number): Promise<RecordedCall[]> {
+  const { id, client: c } = await client(stack);
+  let made = 0;
+  for (let block = 0; made < calls; block++) {
+    const history = block === 0 ? [] : [{ role: "user" as const, content: `Summary of blocks 0..${block - 1}: work in progress.` }];
+    const agent = new GatewayAgent(c, { system: MAIN_SYSTEM, thinking: false, history }).ask(`Block ${block}: continue.`);
+    for (let done = false; !done && made < calls; made++) done = await agent.step();
+  }
+  return stack.calls(id);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function timed(calls: RecordedCall[], strategy: Strategy): { stats: SessionTrajectoryStats; ms: number } {
+  rebuild(calls, strategy, { tokenizer }); // warm-up (JIT), not timed
+  const runs = Array.from({ length: REPEAT }, () => rebuild(calls, strategy, { tokenizer }));
+  return { stats: runs[0]!.stats, ms: median(runs.map((r) => r.stats.rebuild_ms)) };
+}
+
+const recordedTokens = (calls: RecordedCall[]) => calls.reduce((n, c) => n + (c.promptIds?.length ?? 0) + (c.outputIds?.length ?? 0), 0);
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const nonZero = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(", ") || "—";
+
+async function main(): Promise<void> {
+  const stack = await startStack({ engine: { script: loopScript(3, TOOL_TURNS) } });
+  try {
+    const sessions: [string, RecordedCall[]][] = [
+      ["thinking on, reasoning dropped by the harness", await recordMixedSession(stack, { thinking: true }, false)],
+      ["thinking off", await recordMixedSession(stack, { thinking: false }, false)],
+      ["thinking on, reasoning echoed, per-call billing header", await recordMixedSession(stack, { thinking: true, keepReasoning: true }, true)],
+    ];
+    for (const [name, calls] of sessions) {
+      console.log(`\n#### ${name} — ${calls.length} calls, ${recordedTokens(calls).toLocaleString("en")} recorded tokens\n`);
+      console.log("| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | splits (cause) | normalisations | rebuild ms |");
+      console.log("|---|---:|---:|---:|---:|---:|---|---|---:|");
+      for (const strategy of STRATEGIES) {
+        const { stats, ms } = timed(calls, strategy);
+        console.log(
+          `| ${strategy} | ${stats.traces} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
+        );
+      }
+    }
+
+  } finally {
+    await stack.stop();
+  }
+  // One conversation of 49 tool calls and an answer per block; the harness compacts between blocks.
+  const longStack = await startStack({ engine: { script: loopScript(1, 49) } });
+  try {
+    console.log("\n#### Rebuild time vs session size (thinking off, compaction every 50 calls)\n");
+    console.log("| calls | recorded tokens | " + STRATEGIES.map((s) => `${s} ms (µs/1k tok)`).join(" | ") + " |");
+    console.log("|---:|---:|" + STRATEGIES.map(() => "---:").join("|") + "|");
+    for (const size of [10, 100, 1000]) {
+      const calls = await recordLongSession(longStack, size);
+      const tokens = recordedTokens(calls);
+      const cells = STRATEGIES.map((strategy) => {
+        const { ms } = timed(calls, strategy);
+        return `${ms.toFixed(1)} (${((ms * 1000) / (tokens / 1000)).toFixed(1)})`;
+      });
+      console.log(`| ${calls.length} | ${tokens.toLocaleString("en")} | ${cells.join(" | ")} |`);
+    }
+  } finally {
+    await longStack.stop();
+  }
+}
+
+await main();
