@@ -309,6 +309,57 @@ describe.skipIf(stackModule === null)("end to end through the gateway", () => {
     await expectRecorded(stack, session.id, toolUseId, true);
   });
 
+  test("a Claude Code-shaped streamed request (raw HTTP, its headers and extra fields)", async () => {
+    const { stack, session } = await startSession();
+    const body = {
+      model: "fake-model",
+      max_tokens: 32000,
+      stream: true,
+      system: [
+        { type: "text", text: "x-anthropic-billing-header: cc_version=2.1.332.fa9; cc_entrypoint=sdk-cli;" },
+        { type: "text", text: "You are a Claude agent, built on Anthropic's Claude Agent SDK." },
+        { type: "text", text: "Main prompt.", cache_control: { type: "ephemeral" } },
+      ],
+      messages: [
+        { role: "user", content: [{ type: "text", text: "<system-reminder>attribution</system-reminder>" }, { type: "text", text: "Create out.txt with hello." }] },
+        { role: "system", content: [{ type: "text", text: "Environment: linux." }] },
+      ],
+      tools: [BASH_TOOL, { name: "DeferredToolPlaceholder", description: "d", input_schema: { type: "object" }, defer_loading: true }, { type: "web_search_20250305", name: "web_search" }],
+      metadata: { user_id: JSON.stringify({ device_id: "d", account_uuid: "", session_id: "s" }) },
+      thinking: { type: "adaptive", display: "omitted" },
+      context_management: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] },
+      output_config: { effort: "high" },
+    };
+    const res = await fetch(`${stack.gateway.url}/v1/messages?beta=true`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${session.token}`,
+        "anthropic-version": "2023-06-01",
+        "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27",
+        "x-app": "cli",
+      },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type") ?? "").toStartWith("text/event-stream");
+    const events = (await res.text())
+      .split("\n\n")
+      .filter((frame) => frame.includes("data: "))
+      .map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)) as { type: string; content_block?: { type: string; name?: string }; delta?: { partial_json?: string; stop_reason?: string } });
+    expect(events[0]?.type).toBe("message_start");
+    expect(events.at(-1)?.type).toBe("message_stop");
+    const toolStart = events.find((event) => event.content_block?.type === "tool_use");
+    expect(toolStart?.content_block?.name).toBe("Bash");
+    const json = events.flatMap((event) => (event.delta?.partial_json !== undefined ? [event.delta.partial_json] : [])).join("");
+    expect(JSON.parse(json).command).toBe("echo hello > out.txt");
+    expect(events.find((event) => event.type === "message_delta")?.delta?.stop_reason).toBe("tool_use");
+    const [call] = await stack.calls(session.id);
+    expect(call?.request.messages.map((message) => message.role)).toEqual(["system", "user", "system"]);
+    expect(call?.request.tools.map((tool) => tool.name)).toEqual(["Bash", "DeferredToolPlaceholder"]);
+    expect(call?.request.thinking).toBe(true);
+  });
+
   test("count_tokens through the SDK", async () => {
     const { stack, session } = await startSession();
     const client = new Anthropic({ apiKey: session.token, baseURL: stack.gateway.url, maxRetries: 0 });
