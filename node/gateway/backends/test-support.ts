@@ -25,19 +25,22 @@ export function call(backend: Backend, request: PivotRequest, sessionId = "s1"):
   return backend.complete({ request, sessionId, signal: new AbortController().signal });
 }
 
-/** The assistant message a client sends back for an answer. */
-export function assistantMessage(response: PivotResponse): PivotMessage {
+/**
+ * The assistant message a client sends back for an answer: verbatim, or with its content trimmed
+ * as many harnesses do (a whitespace-only content before a tool call becomes "").
+ */
+export function assistantMessage(response: PivotResponse, trimContent = false): PivotMessage {
   return {
     role: "assistant",
-    content: response.content,
+    content: trimContent ? response.content.trim() : response.content,
     ...(response.reasoning !== undefined && { reasoning: response.reasoning }),
     ...(response.toolCalls.length > 0 && { toolCalls: response.toolCalls }),
   };
 }
 
 /** Next history after an answer: tool results for its calls, or a new user message. */
-export function continueConversation(messages: PivotMessage[], response: PivotResponse, nextUser: string): PivotMessage[] {
-  const next = [...messages, assistantMessage(response)];
+export function continueConversation(messages: PivotMessage[], response: PivotResponse, nextUser: string, trimContent = false): PivotMessage[] {
+  const next = [...messages, assistantMessage(response, trimContent)];
   if (response.toolCalls.length === 0) return [...next, { role: "user", content: nextUser }];
   return [...next, ...response.toolCalls.map((c) => ({ role: "tool" as const, content: "ok", toolCallId: c.id, name: c.name }))];
 }

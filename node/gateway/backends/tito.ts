@@ -2,6 +2,7 @@
 // sends prompt ids to the engine and parses the sampled text itself. The prompt is then exactly
 // what Polar decided (optionally with earlier turns' sampled ids spliced back), independent of the
 // engine's template handling, reasoning parser or tool parser configuration.
+import { z } from "zod";
 import { getChatTemplate, parseQwen3Output, pivotToTemplateMessages, pivotToTemplateTools, type ChatTemplate } from "../../tokenizer/index.ts";
 import type { PivotRequest } from "../pivot.ts";
 import type { Backend, EngineCall, EngineResult } from "./backend.ts";
@@ -12,6 +13,8 @@ import type { TitoEngine } from "./options.ts";
 import { sglangGenerate, vllmCompletions, type TokenEngine } from "./tito-engines.ts";
 import { TokenSpliceCache } from "./token-splice.ts";
 import { listEngineModels } from "./vllm.ts";
+
+const ModelsWithLength = z.object({ data: z.array(z.object({ max_model_len: z.number().int().nullable().optional() })) });
 
 const TOKEN_ENGINES: Record<TitoEngine, TokenEngine> = { vllm: vllmCompletions, sglang: sglangGenerate };
 
@@ -31,6 +34,7 @@ export class TitoBackend implements Backend {
   private readonly template: ChatTemplate;
   private readonly engine: TokenEngine;
   private readonly splices: TokenSpliceCache | undefined;
+  private contextLength: Promise<number | undefined> | undefined;
 
   constructor(
     private readonly client: EngineClient,
@@ -49,7 +53,7 @@ export class TitoBackend implements Backend {
     const encode = (text: string) => tokenizer.encode(text);
     const spliced = this.splices?.splice(sessionId, request.messages, promptText, encode);
     const promptIds = spliced?.ids ?? encode(promptText);
-    const contextLength = tokenizer.folder.modelMaxLength;
+    const contextLength = this.options.engine === "sglang" ? await this.engineContextLength(call.signal) : undefined;
     const completion = await this.engine(this.client, {
       sessionId,
       signal: call.signal,
@@ -94,6 +98,22 @@ export class TitoBackend implements Backend {
   forgetSession(sessionId: string): void {
     this.client.pool.forget(sessionId);
     this.splices?.forget(sessionId);
+  }
+
+  /**
+   * SGLang's `/generate` defaults max_new_tokens to 128 and rejects prompt + max_new_tokens beyond
+   * its context, so an unset limit becomes "the rest of the context": the engine's
+   * `max_model_len` from `GET /v1/models` (SGLang's ModelCard carries it), else the tokenizer's.
+   */
+  private engineContextLength(signal: AbortSignal): Promise<number | undefined> {
+    this.contextLength ??= this.client
+      .request({ sessionId: "polar:list-models", signal, method: "GET", path: "/v1/models", schema: ModelsWithLength })
+      .then((reply) => reply.data.data[0]?.max_model_len ?? this.template.tokenizer.folder.modelMaxLength)
+      .catch(() => {
+        this.contextLength = undefined;
+        return this.template.tokenizer.folder.modelMaxLength;
+      });
+    return this.contextLength;
   }
 
   private render(request: PivotRequest): string {
