@@ -30,6 +30,10 @@ describe("engine error mapping", () => {
       maxContextTokens: 4096,
       promptTokens: 5000,
     });
+    expect(parseContextLength("Input length (5000) exceeds model's maximum context length (4096).")).toEqual({
+      maxContextTokens: 4096,
+      promptTokens: 5000,
+    });
     expect(parseContextLength("The input (150000 tokens) is longer than the model's context length (128000 tokens).")).toEqual({
       maxContextTokens: 128000,
       promptTokens: 150000,

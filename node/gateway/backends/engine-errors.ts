@@ -41,7 +41,8 @@ export interface ContextLengthDetails {
  * context length is N tokens. However, you requested X tokens (P in the messages, M in the
  * completion)…", "'max_tokens' or 'max_completion_tokens' is too large: M. This model's maximum
  * context length is N tokens and your request has P input tokens (M > N - P)", "The decoder prompt
- * (length P) is longer than the maximum model length of N". SGLang: "The input (P tokens) is
+ * (length P) is longer than the maximum model length of N", "Input length (P) exceeds model's
+ * maximum context length (N)" (vllm/entrypoints/serve/utils/api_utils.py get_max_tokens). SGLang: "The input (P tokens) is
  * longer than the model's context length (N tokens)", "Requested token count exceeds the model's
  * maximum context length of N tokens. You requested a total of T tokens: P tokens from the input
  * messages and M tokens for the completion".
@@ -60,9 +61,11 @@ export function isContextLengthMessage(message: string): boolean {
 
 const NUMBER_PATTERNS: { key: keyof ContextLengthDetails; re: RegExp }[] = [
   { key: "maxContextTokens", re: /maximum context length (?:is|of) (\d+)/i },
+  { key: "maxContextTokens", re: /maximum context length \((\d+)\)/i },
   { key: "maxContextTokens", re: /maximum model length of (\d+)/i },
   { key: "maxContextTokens", re: /model's context length \((\d+) tokens?\)/i },
   { key: "promptTokens", re: /\((\d+) in the messages/i },
+  { key: "promptTokens", re: /input length \((\d+)\)/i },
   { key: "promptTokens", re: /request has (\d+) input tokens/i },
   { key: "promptTokens", re: /prompt contains at least (\d+) input tokens/i },
   { key: "promptTokens", re: /decoder prompt \(length (\d+)\)/i },
