@@ -82,6 +82,13 @@ describe("codex", () => {
     expect(launch.stdin).toBe("closed");
   });
 
+  test("a declared context window reaches codex", async () => {
+    const spec = await makeSpec({ options: { contextWindow: 40960 } });
+    await getHarness("codex").prepare(spec);
+    const config = Bun.TOML.parse(await readFile(join(spec.homeDir, ".codex", "config.toml"), "utf8")) as Record<string, unknown>;
+    expect(config.model_context_window).toBe(40960);
+  });
+
   test("strings with quotes, newlines and DEL survive TOML", async () => {
     const model = 'we"ird\nmodel\\\x7f';
     const spec = await makeSpec({ model });
@@ -115,6 +122,10 @@ describe("claude-code", () => {
     expect(argv[argv.indexOf("--model") + 1]).toBe(spec.model);
     expect(argv[argv.indexOf("--max-turns") + 1]).toBe("7");
   });
+  test("the output cap goes to CLAUDE_CODE_MAX_OUTPUT_TOKENS only when set", async () => {
+    expect(claudeEnv(await makeSpec({ options: { maxOutputTokens: 4096 } }), false).CLAUDE_CODE_MAX_OUTPUT_TOKENS).toBe("4096");
+    expect(claudeEnv(await makeSpec(), false).CLAUDE_CODE_MAX_OUTPUT_TOKENS).toBeUndefined();
+  });
   test("IS_SANDBOX only as root", async () => {
     const spec = await makeSpec();
     expect(claudeEnv(spec, true).IS_SANDBOX).toBe("1");
@@ -142,6 +153,12 @@ describe("qwen-code", () => {
     const argv = launch.command;
     expect(argv[argv.indexOf("--auth-type") + 1]).toBe("openai");
     expect(argv[argv.indexOf("--approval-mode") + 1]).toBe("yolo");
+  });
+  test("output cap, context window and retries go to generationConfig", async () => {
+    const spec = await makeSpec({ options: { maxOutputTokens: 4096, contextWindow: 40960, maxRetries: 0 } });
+    await getHarness("qwen-code").prepare(spec);
+    const settings = (await readJson(join(spec.homeDir, ".qwen", "settings.json"))) as any;
+    expect(settings.model.generationConfig).toEqual({ maxRetries: 0, contextWindowSize: 40960, samplingParams: { max_tokens: 4096 } });
   });
   test("responses and anthropic are selectable", async () => {
     const responses = await getHarness("qwen-code").prepare(await makeSpec({ options: { dialect: "responses" } }));

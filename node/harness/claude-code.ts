@@ -21,6 +21,8 @@ export function claudeEnv(spec: HarnessSpec, asRoot: boolean): Record<string, st
     DISABLE_ERROR_REPORTING: "1",
     CLAUDE_CODE_MAX_RETRIES: String(options(spec).maxRetries ?? CLAUDE_DEFAULT_MAX_RETRIES),
   };
+  const maxOutputTokens = options(spec).maxOutputTokens;
+  if (maxOutputTokens !== undefined) env.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(maxOutputTokens);
   // bypassPermissions refuses to run as root unless told it is inside a sandbox.
   if (asRoot) env.IS_SANDBOX = "1";
   return env;

@@ -16,9 +16,11 @@ function tomlString(value: string): string {
 }
 
 export function codexConfigToml(spec: HarnessSpec): string {
-  const retries = options(spec).maxRetries ?? CODEX_DEFAULT_MAX_RETRIES;
+  const opts = options(spec);
+  const retries = opts.maxRetries ?? CODEX_DEFAULT_MAX_RETRIES;
   return [
     `model = ${tomlString(spec.model)}`,
+    ...(opts.contextWindow === undefined ? [] : [`model_context_window = ${opts.contextWindow}`]),
     `model_provider = "${PROVIDER_ID}"`,
     `approval_policy = "never"`,
     `sandbox_mode = "danger-full-access"`, // Polar provides the sandbox

@@ -19,6 +19,7 @@ export function miniConfig(spec: HarnessSpec) {
     maxTurns: spec.limits.maxTurns ?? MINI_DEFAULT_MAX_TURNS,
     commandTimeoutMs: opts.commandTimeoutMs ?? MINI_DEFAULT_COMMAND_TIMEOUT_MS,
     maxRetries: opts.maxRetries ?? MINI_DEFAULT_MAX_RETRIES,
+    ...(opts.maxOutputTokens === undefined ? {} : { maxTokens: opts.maxOutputTokens }),
   };
 }
 

@@ -15,11 +15,18 @@ const AUTH_TYPE: Record<HarnessDialect, string> = {
 export const QWEN_DEFAULT_MAX_RETRIES = 1;
 
 export function qwenSettings(spec: HarnessSpec): unknown {
+  const opts = options(spec);
   return {
     general: { enableAutoUpdate: false },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
-    model: { generationConfig: { maxRetries: options(spec).maxRetries ?? QWEN_DEFAULT_MAX_RETRIES } },
+    model: {
+      generationConfig: {
+        maxRetries: opts.maxRetries ?? QWEN_DEFAULT_MAX_RETRIES,
+        ...(opts.contextWindow === undefined ? {} : { contextWindowSize: opts.contextWindow }),
+        ...(opts.maxOutputTokens === undefined ? {} : { samplingParams: { max_tokens: opts.maxOutputTokens } }),
+      },
+    },
   };
 }
 

@@ -39,8 +39,10 @@ export const HarnessOptions = z
     extraArgs: z.array(z.string()).optional(),
     /** Per-command timeout of the mini agent's bash tool. */
     commandTimeoutMs: z.number().int().positive().optional(),
-    /** Model context window / output cap declared to harnesses that need one (pi). */
+    /** The model's context window, declared to harnesses that plan with it (codex, qwen-code, pi). */
     contextWindow: z.number().int().positive().optional(),
+    /** Output-token cap per LLM call, for harnesses whose default would overflow the context
+     * (claude-code asks for 32000, qwen-code for 32768). */
     maxOutputTokens: z.number().int().positive().optional(),
   })
   .strict();

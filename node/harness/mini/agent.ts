@@ -13,6 +13,8 @@ interface MiniConfig {
   maxTurns: number;
   commandTimeoutMs: number;
   maxRetries: number;
+  /** Sent as max_tokens when set; otherwise the server's default applies. */
+  maxTokens?: number;
 }
 
 interface ToolCall {
@@ -72,6 +74,7 @@ async function readConfig(path: string | undefined): Promise<MiniConfig> {
     maxTurns: int("maxTurns"),
     commandTimeoutMs: int("commandTimeoutMs"),
     maxRetries: int("maxRetries"),
+    ...(raw.maxTokens === undefined ? {} : { maxTokens: int("maxTokens") }),
   };
 }
 
@@ -99,7 +102,13 @@ async function complete(config: MiniConfig, messages: Message[]): Promise<Assist
       const response = await fetch(`${config.baseUrl}/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${process.env.OPENAI_API_KEY ?? ""}` },
-        body: JSON.stringify({ model: config.model, messages, tools: [BASH_TOOL], stream: false }),
+        body: JSON.stringify({
+          model: config.model,
+          messages,
+          tools: [BASH_TOOL],
+          stream: false,
+          ...(config.maxTokens === undefined ? {} : { max_tokens: config.maxTokens }),
+        }),
       });
       const text = await response.text();
       if (response.ok) return parseAssistant(JSON.parse(text));
