@@ -7,6 +7,7 @@ import { PolarError } from "../node/errors.ts";
 import { engineHttpError } from "../node/gateway/backends/engine-errors.ts";
 import { anthropicDialect } from "../node/gateway/dialects/anthropic/index.ts";
 import type { PivotRequest, PivotResponse } from "../node/gateway/pivot.ts";
+import { startStack } from "./helpers/stack.ts";
 
 /** What the dialect answers: a pivot response, or an error before / during the stream. */
 type Outcome = { response: PivotResponse } | { error: PolarError } | { response: PivotResponse; streamError: PolarError };
@@ -209,10 +210,6 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
 // ---------------------------------------------------------------------------------------------
 // End to end: the SDK → gateway (port 0) → vllm backend → mock engine, two-turn tool loop.
 
-const stackModule = await import("./helpers/stack.ts").catch((error: unknown) => {
-  console.warn(`anthropic e2e skipped: the in-process stack is not importable yet (${String(error)})`);
-  return null;
-});
 
 const BASH_TOOL = {
   name: "Bash",
@@ -224,14 +221,14 @@ const BASH_TOOL = {
   },
 };
 
-describe.skipIf(stackModule === null)("end to end through the gateway", () => {
+describe("end to end through the gateway", () => {
   const stacks: { stop(): Promise<void> }[] = [];
   afterEach(async () => {
     for (const stack of stacks.splice(0)) await stack.stop();
   });
 
   async function startSession() {
-    const stack = await stackModule!.startStack();
+    const stack = await startStack();
     stacks.push(stack);
     const session = await stack.session({ test: "anthropic-e2e" });
     return { stack, session };

@@ -4,11 +4,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import type { RecordedCall } from "../protocol/calls.ts";
+import { startStack } from "./helpers/stack.ts";
 
-const stackModule = await import("./helpers/stack.ts").catch((error: unknown) => {
-  console.warn(`openai e2e skipped: the in-process stack is not importable yet (${String(error)})`);
-  return null;
-});
 
 /** Request params without `stream`: each test decides how it sends them. */
 type ChatParams = Omit<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming, "stream">;
@@ -47,14 +44,14 @@ const RESPONSES_TOOLS = [
   { type: "web_search" },
 ] as unknown as OpenAI.Responses.Tool[];
 
-describe.skipIf(stackModule === null)("OpenAI dialects end to end through the gateway", () => {
+describe("OpenAI dialects end to end through the gateway", () => {
   const stacks: { stop(): Promise<void> }[] = [];
   afterEach(async () => {
     for (const stack of stacks.splice(0)) await stack.stop();
   });
 
   async function startSession() {
-    const stack = await stackModule!.startStack();
+    const stack = await startStack();
     stacks.push(stack);
     const session = await stack.session({ test: "openai-e2e" });
     return { stack, session };

@@ -240,3 +240,18 @@ describe("recording", () => {
     expect(badResume.status).toBe(400);
   });
 });
+
+describe("trainer sampling policy", () => {
+  test("max_tokens is capped and temperature forced; the recorded request shows what the engine got", async () => {
+    const s = await stack({ gateway: { maxTokensCap: 48, temperature: 1 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, { ...chatBody(), max_tokens: 32000, temperature: 0.2 }, key)).status).toBe(200);
+    expect((await post(`${s.gateway.url}/v1/messages`, { ...anthropicBody, max_tokens: 16 }, key)).status).toBe(200);
+    const calls = await s.calls(session.id);
+    expect(calls.map((c) => c.request.sampling)).toEqual([
+      { maxTokens: 48, temperature: 1 },
+      { maxTokens: 16, temperature: 1 },
+    ]);
+  });
+});

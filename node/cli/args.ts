@@ -20,7 +20,7 @@ export type ParsedFlags = Record<string, string | boolean | string[] | undefined
 /** Parses argv; returns null after printing help when `--help` is given. */
 export function parseFlags(command: string, summary: string, specs: FlagSpecs, argv: string[]): ParsedFlags | null {
   const options = Object.fromEntries(
-    Object.entries(specs).map(([name, s]) => [name, { type: s.type, multiple: s.multiple, short: s.short }]),
+    Object.entries(specs).map(([name, s]) => [name, { type: s.type, multiple: s.multiple ?? false, ...(s.short ? { short: s.short } : {}) }]),
   );
   let values: ParsedFlags;
   try {
@@ -45,10 +45,16 @@ export function helpText(command: string, summary: string, specs: FlagSpecs): st
 }
 
 export function intFlag(values: ParsedFlags, name: string): number | undefined {
+  const n = numberFlag(values, name);
+  if (n !== undefined && !Number.isInteger(n)) throw new UsageError(`--${name} expects an integer, got "${String(values[name])}"`);
+  return n;
+}
+
+export function numberFlag(values: ParsedFlags, name: string): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (typeof raw !== "string" || !Number.isInteger(n)) throw new UsageError(`--${name} expects an integer, got "${String(raw)}"`);
+  if (typeof raw !== "string" || raw.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--${name} expects a number, got "${String(raw)}"`);
   return n;
 }
 

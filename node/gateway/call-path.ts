@@ -6,6 +6,7 @@ import type { CallsRepo } from "../store/calls-repo.ts";
 import type { Backend, EngineResult } from "./backends/backend.ts";
 import type { PivotRequest, PivotResponse } from "./pivot.ts";
 import type { PolicyGate } from "./policy-gate.ts";
+import { applySamplingPolicy, type SamplingPolicy } from "./sampling-policy.ts";
 
 export interface CallInput {
   sessionId: string;
@@ -22,18 +23,20 @@ export class CallPath {
     private readonly backend: Backend,
     private readonly gate: PolicyGate,
     private readonly calls: CallsRepo,
+    private readonly sampling: SamplingPolicy = {},
   ) {}
 
   async run(input: CallInput): Promise<PivotResponse> {
     const started = performance.now();
     const startedAt = new Date().toISOString();
     const seq = await this.allocateSeq(input.sessionId);
+    const request = applySamplingPolicy(input.request, this.sampling);
     const policyVersion = await this.gate.enter(input.signal);
     const queuedMs = performance.now() - started;
     let result: EngineResult | undefined;
     let failure: ReturnType<typeof asPolarError> | undefined;
     try {
-      result = await this.backend.complete({ request: input.request, sessionId: input.sessionId, signal: input.signal });
+      result = await this.backend.complete({ request, sessionId: input.sessionId, signal: input.signal });
     } catch (err) {
       failure = asPolarError(err);
     } finally {
@@ -44,7 +47,7 @@ export class CallPath {
       sessionId: input.sessionId,
       seq,
       dialect: input.dialect,
-      request: input.request,
+      request,
       response: result?.response ?? null,
       promptIds: result?.tokens?.promptIds ?? null,
       outputIds: result?.tokens?.outputIds ?? null,

@@ -1,7 +1,7 @@
 // Why: `polar gateway` — turns flags and environment into a validated gateway config and a
 // backend, starts the server, and stops cleanly on SIGINT/SIGTERM.
 import { randomBytes } from "node:crypto";
-import { type FlagSpecs, UsageError, intFlag, listFlag, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, UsageError, intFlag, listFlag, numberFlag, parseFlags, stringFlag } from "../cli/args.ts";
 import { BACKEND_KINDS, type BackendKind } from "./backends/options.ts";
 import { createBackend } from "./backends/index.ts";
 import { startGateway } from "./server.ts";
@@ -20,6 +20,9 @@ const FLAGS: FlagSpecs = {
   "timeout-ms": { type: "string", help: "per-call engine deadline", default: "600000" },
   retries: { type: "string", help: "extra engine attempts on connect errors and 5xx", default: "2" },
   "token-splice": { type: "boolean", help: "tito: reuse earlier turns' sampled ids in the prompt" },
+  "max-tokens-cap": { type: "string", help: "cap every call's max_tokens (harnesses ask for up to 32000)" },
+  temperature: { type: "string", help: "force this sampling temperature on every call" },
+  "top-p": { type: "string", help: "force this top_p on every call" },
 };
 
 export async function runGatewayCli(argv: string[]): Promise<void> {
@@ -51,6 +54,9 @@ export async function runGatewayCli(argv: string[]): Promise<void> {
       open: flags.open === true,
       publicUrl: stringFlag(flags, "public-url"),
       tokenizer,
+      maxTokensCap: intFlag(flags, "max-tokens-cap"),
+      temperature: numberFlag(flags, "temperature"),
+      topP: numberFlag(flags, "top-p"),
     },
     backend,
   );

@@ -19,6 +19,10 @@ export const GatewayConfig = z.object({
   streamHeadStartMs: z.number().int().nonnegative().default(3_000),
   keepAliveMs: z.number().int().positive().default(10_000),
   maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
+  /** Trainer-side sampling: cap on max_tokens, forced temperature / top_p (see sampling-policy.ts). */
+  maxTokensCap: z.number().int().positive().optional(),
+  temperature: z.number().min(0).optional(),
+  topP: z.number().gt(0).max(1).optional(),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -60,7 +60,7 @@ describe("CLI flags and shell arguments", () => {
       failFirst: 1,
       maxModelLen: 1024,
     });
-    expect(parseMockEngineArgs(["--help"])).toBe("help");
+    expect(parseMockEngineArgs(["--help"])).toBeNull();
     expect(() => parseMockEngineArgs(["--dialect", "tgi"])).toThrow();
   });
 

@@ -1,7 +1,7 @@
 // Why: the mock engine's public surface — the in-process factory for tests, the CLI entry for
 // `polar mock-engine`, the options and script types.
 export { startMockEngine, mockEngineApp, type RunningMockEngine } from "./server.ts";
-export { runMockEngineCli, parseMockEngineArgs, MOCK_ENGINE_HELP } from "./cli.ts";
+export { runMockEngineCli, parseMockEngineArgs } from "./cli.ts";
 export { MockEngineOptionsSchema, DIALECTS, type MockEngineOptions, type MockEngineOptionsInput, type MockDialect } from "./options.ts";
 export { Script, ScriptStep, DEFAULT_SCRIPT, loadScriptFile } from "./script.ts";
 export { buildShellArguments, findShellTool, isShellTool } from "./shell-args.ts";

@@ -68,38 +68,3 @@ export function openAiErrorObject(error: PolarError, promptParam: string): OpenA
 export function renderOpenAiError(error: PolarError, promptParam: string): { status: number; body: unknown } {
   return { status: error.status, body: { error: openAiErrorObject(error, promptParam) } };
 }
-
-interface Located {
-  path: PropertyKey[];
-  message: string;
-}
-
-/** The most specific issue: inside a union, the branch that got furthest into the value. */
-function locate(issue: z.core.$ZodIssue): Located {
-  if (issue.code !== "invalid_union" || issue.errors.length === 0) return { path: issue.path, message: issue.message };
-  let best: Located | undefined;
-  for (const branch of issue.errors) {
-    for (const inner of branch) {
-      const found = locate(inner);
-      if (!best || found.path.length > best.path.length) best = found;
-    }
-  }
-  if (!best) return { path: issue.path, message: issue.message };
-  return { path: [...issue.path, ...best.path], message: best.message };
-}
-
-/** PolarError("bad_request") naming the bad field by its JSON path, e.g. `messages.1.role: …`. */
-export function badRequestFromZod(error: z.ZodError): PolarError {
-  const first = error.issues[0];
-  if (!first) return new PolarError("bad_request", "invalid request body");
-  const { path, message } = locate(first);
-  const field = path.length > 0 ? path.map(String).join(".") : "body";
-  return new PolarError("bad_request", `invalid request: ${field}: ${message}`, { issues: error.issues });
-}
-
-/** Validates a body with a zod schema, throwing a bad_request that names the field. */
-export function parseOrBadRequest<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw badRequestFromZod(parsed.error);
-  return parsed.data;
-}

@@ -1,7 +1,7 @@
 // Why: turns an Anthropic Messages body into the pivot chat request. The mapping decisions
 // (where system text goes, how tool results and thinking are carried) live here and only here.
 import type { PivotMessage, PivotRequest, PivotSampling, PivotTool, PivotToolCall, PivotToolChoice } from "../../pivot.ts";
-import { badRequestFrom } from "./bad-request.ts";
+import { badRequestFromZod } from "../bad-request.ts";
 import {
   CountTokensRequest,
   type InputMessage,
@@ -24,14 +24,14 @@ export const TOOL_ERROR_PREFIX = "Error: ";
 /** `POST /v1/messages` body → pivot request; throws PolarError("bad_request") naming the field. */
 export function parseMessagesRequest(body: unknown): PivotRequest {
   const parsed = MessagesRequest.safeParse(body);
-  if (!parsed.success) throw badRequestFrom(parsed.error);
+  if (!parsed.success) throw badRequestFromZod(parsed.error);
   return toPivot(parsed.data);
 }
 
 /** `POST /v1/messages/count_tokens` body (no `max_tokens` needed) → pivot request, not streamed. */
 export function parseCountTokensRequest(body: unknown): PivotRequest {
   const parsed = CountTokensRequest.safeParse(body);
-  if (!parsed.success) throw badRequestFrom(parsed.error);
+  if (!parsed.success) throw badRequestFromZod(parsed.error);
   return { ...toPivot(parsed.data), stream: false };
 }
 

@@ -3,7 +3,7 @@
 // stream expectations).
 import { z } from "zod";
 import type { PivotMessage, PivotRequest, PivotTool, PivotToolChoice } from "../../pivot.ts";
-import { parseOrBadRequest } from "../openai-errors.ts";
+import { parseOrBadRequest } from "../bad-request.ts";
 import { ChatCompletionRequest, type ChatContent, type ChatMessage, type ChatTool } from "./schema.ts";
 import { thinkingFromEffort } from "./thinking.ts";
 

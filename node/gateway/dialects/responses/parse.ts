@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { PivotMessage, PivotRequest } from "../../pivot.ts";
 import { thinkingFromEffort } from "../chat/thinking.ts";
-import { parseOrBadRequest } from "../openai-errors.ts";
+import { parseOrBadRequest } from "../bad-request.ts";
 import { DROPPED, ResponsesRequest, type ResponsesContent, type ResponsesInputItem } from "./schema.ts";
 import { flattenTools, modelVisibleName, pivotToolChoice, ToolNamespaces } from "./tools.ts";
 

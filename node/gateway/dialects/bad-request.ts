@@ -1,7 +1,7 @@
 // Why: a client that sent a malformed body needs to know which field is wrong; zod nests the
 // useful issue inside union branches, so this finds it and names it by its JSON path.
 import type { z } from "zod";
-import { PolarError } from "../../../errors.ts";
+import { PolarError } from "../../errors.ts";
 
 interface Located {
   path: PropertyKey[];
@@ -22,10 +22,17 @@ function locate(issue: z.core.$ZodIssue): Located {
 }
 
 /** PolarError("bad_request") naming the offending field, e.g. `messages.1.content.0.id: …`. */
-export function badRequestFrom(error: z.ZodError): PolarError {
+export function badRequestFromZod(error: z.ZodError): PolarError {
   const first = error.issues[0];
   if (!first) return new PolarError("bad_request", "invalid request body");
   const { path, message } = locate(first);
   const field = path.length > 0 ? path.map(String).join(".") : "body";
   return new PolarError("bad_request", `${field}: ${message}`, { issues: error.issues });
+}
+
+/** Validates a body with a zod schema, throwing a bad_request that names the field. */
+export function parseOrBadRequest<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw badRequestFromZod(parsed.error);
+  return parsed.data;
 }
