@@ -242,8 +242,8 @@ describe("recording", () => {
 });
 
 describe("trainer sampling policy", () => {
-  test("max_tokens is capped and temperature forced; the recorded request shows what the engine got", async () => {
-    const s = await stack({ gateway: { maxTokensCap: 48, temperature: 1 } });
+  test("max_tokens is capped, temperature and thinking forced; the recorded request shows what the engine got", async () => {
+    const s = await stack({ gateway: { maxTokensCap: 48, temperature: 1, thinking: false } });
     const session = await s.session();
     const key = { authorization: `Bearer ${session.token}` };
     expect((await post(`${s.gateway.url}/v1/chat/completions`, { ...chatBody(), max_tokens: 32000, temperature: 0.2 }, key)).status).toBe(200);
@@ -253,5 +253,9 @@ describe("trainer sampling policy", () => {
       { maxTokens: 48, temperature: 1 },
       { maxTokens: 16, temperature: 1 },
     ]);
+    // Thinking forced off: the engine rendered the empty think block into the generation prompt.
+    expect(calls.map((c) => c.request.thinking)).toEqual([false, false]);
+    const thinkStart = 151667;
+    for (const c of calls) expect(c.promptIds!.slice(-4)[0]).toBe(thinkStart);
   });
 });

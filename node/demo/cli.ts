@@ -1,7 +1,7 @@
 // Why: `polar demo` — the embedded default that runs anywhere with only Bun: the mock engine
 // (real Qwen3 tokenizer and template), a gateway with a SQLite file, and a real agent harness
 // doing a two-turn tool loop through it; then it prints what was recorded, token for token.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RecordedCall } from "../../protocol/calls.ts";
@@ -44,6 +44,7 @@ export async function runDemoCli(argv: string[]): Promise<void> {
     log(`mock engine ${engine.url} · gateway ${gateway.url} · session ${session.id} · harness ${harness}`);
 
     const workDir = join(dir, "work");
+    mkdirSync(workDir);
     const result = await runOnHost(getHarness(harness), {
       workDir,
       homeDir: join(dir, "home"),

@@ -39,7 +39,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const calls = new CallsRepo(store.db);
   const auth = new SessionAuth(sessions, config.adminToken, config.open);
   const gate = new PolicyGate();
-  const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP });
+  const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking });
   let baseUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
 
   const llm = llmRoutes({

@@ -23,6 +23,7 @@ const FLAGS: FlagSpecs = {
   "max-tokens-cap": { type: "string", help: "cap every call's max_tokens (harnesses ask for up to 32000)" },
   temperature: { type: "string", help: "force this sampling temperature on every call" },
   "top-p": { type: "string", help: "force this top_p on every call" },
+  thinking: { type: "string", help: "force thinking on or off for every call: on | off" },
 };
 
 export async function runGatewayCli(argv: string[]): Promise<void> {
@@ -57,6 +58,7 @@ export async function runGatewayCli(argv: string[]): Promise<void> {
       maxTokensCap: intFlag(flags, "max-tokens-cap"),
       temperature: numberFlag(flags, "temperature"),
       topP: numberFlag(flags, "top-p"),
+      thinking: onOff(stringFlag(flags, "thinking")),
     },
     backend,
   );
@@ -67,4 +69,10 @@ export async function runGatewayCli(argv: string[]): Promise<void> {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+}
+
+function onOff(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== "on" && value !== "off") throw new UsageError(`--thinking must be on or off, got "${value}"`);
+  return value === "on";
 }

@@ -19,10 +19,12 @@ export const GatewayConfig = z.object({
   streamHeadStartMs: z.number().int().nonnegative().default(3_000),
   keepAliveMs: z.number().int().positive().default(10_000),
   maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
-  /** Trainer-side sampling: cap on max_tokens, forced temperature / top_p (see sampling-policy.ts). */
+  /** Trainer-side sampling: cap on max_tokens, forced temperature / top_p / thinking (sampling-policy.ts). */
   maxTokensCap: z.number().int().positive().optional(),
   temperature: z.number().min(0).optional(),
   topP: z.number().gt(0).max(1).optional(),
+  /** Forces thinking on or off for every call (chat_template_kwargs.enable_thinking). */
+  thinking: z.boolean().optional(),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

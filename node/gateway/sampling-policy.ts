@@ -1,7 +1,7 @@
 // Why: in RL the trainer, not the harness, decides how the policy samples: harnesses ask for
 // max_tokens up to the model's whole context (Qwen Code: 32000, Claude Code: 32000) or for
 // their own temperature. The gateway applies the trainer's caps before every engine call, and
-// the recorded request shows what the engine was really asked.
+// the recorded request shows what the engine was really asked. Thinking on/off likewise.
 import type { PivotRequest } from "./pivot.ts";
 
 export interface SamplingPolicy {
@@ -10,13 +10,15 @@ export interface SamplingPolicy {
   /** Replaces the harness's temperature (on-policy sampling wants the trainer's). */
   temperature?: number;
   topP?: number;
+  /** Forces chat_template_kwargs.enable_thinking (the trainer decides whether the policy reasons). */
+  thinking?: boolean;
 }
 
 export function applySamplingPolicy(request: PivotRequest, policy: SamplingPolicy): PivotRequest {
-  if (policy.maxTokensCap === undefined && policy.temperature === undefined && policy.topP === undefined) return request;
+  if (Object.values(policy).every((v) => v === undefined)) return request;
   const sampling = { ...request.sampling };
   if (policy.maxTokensCap !== undefined) sampling.maxTokens = Math.min(sampling.maxTokens ?? policy.maxTokensCap, policy.maxTokensCap);
   if (policy.temperature !== undefined) sampling.temperature = policy.temperature;
   if (policy.topP !== undefined) sampling.topP = policy.topP;
-  return { ...request, sampling };
+  return { ...request, sampling, ...(policy.thinking !== undefined ? { thinking: policy.thinking } : {}) };
 }
