@@ -2,6 +2,7 @@
 // and timeouts, restart durability, weight-sync pause/resume, token capture.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { RecordedCall } from "../protocol/calls.ts";
+import { defaultModelFolderPath } from "../node/tokenizer/index.ts";
 import { ADMIN_TOKEN, ENGINE_MODEL, startStack, type Stack } from "./helpers/stack.ts";
 
 const stacks: Stack[] = [];
@@ -257,5 +258,21 @@ describe("trainer sampling policy", () => {
     expect(calls.map((c) => c.request.thinking)).toEqual([false, false]);
     const thinkStart = 151667;
     for (const c of calls) expect(c.promptIds!.slice(-4)[0]).toBe(thinkStart);
+  });
+});
+
+describe("count_tokens", () => {
+  test("with a configured tokenizer it is exact: the engine's own prompt token count", async () => {
+    const s = await stack({ gateway: { tokenizer: defaultModelFolderPath() } });
+    const session = await s.session();
+    const body = { model: "m", system: "You are terse.", messages: [{ role: "user", content: "Count me, please." }] };
+    const res = await post(`${s.gateway.url}/v1/messages/count_tokens`, body, { "x-api-key": session.token });
+    expect(res.status).toBe(200);
+    const { input_tokens } = (await res.json()) as { input_tokens: number };
+    const messages = [{ role: "system", content: "You are terse." }, { role: "user", content: "Count me, please." }];
+    const engine = (await (await post(`${s.engineUrl}/tokenize`, { model: ENGINE_MODEL, messages, add_generation_prompt: true })).json()) as { count: number };
+    expect(input_tokens).toBe(engine.count);
+    // Counting is not a call: nothing is recorded.
+    expect(await s.calls(session.id)).toHaveLength(0);
   });
 });

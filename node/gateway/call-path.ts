@@ -63,9 +63,11 @@ export class CallPath {
     return result!.response;
   }
 
+  /** Drops what the gateway keeps in memory for a session that can make no more calls. */
   forget(sessionId: string): void {
     this.nextSeqs.delete(sessionId);
     this.calls.forget(sessionId);
+    this.backend.forgetSession?.(sessionId);
   }
 
   private allocateSeq(sessionId: string): Promise<number> {

@@ -68,6 +68,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Hono {
   app.post("/:id/close", async (c) => {
     const row = await mustGet(c.req.param("id"));
     await deps.sessions.close(row.id);
+    deps.callPath.forget(row.id);
     return c.json(await info((await deps.sessions.get(row.id))!));
   });
 
