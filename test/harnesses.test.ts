@@ -270,3 +270,43 @@ describe("the outbound checks can fail", () => {
     expect(nonLocalConnects(log)).toEqual([log.split("\n")[2]!]);
   });
 });
+
+describe("mini agent limits", () => {
+  async function runMini(script: { steps: { shell?: string; text?: string }[] }, maxTurns: number, commandTimeoutMs: number) {
+    const miniStack = await startStack({ engine: { script, model: MODEL } });
+    const root = await mkdtemp(join(tmpdir(), "polar-mini-"));
+    roots.push(root);
+    const workDir = join(root, "work");
+    await mkdir(workDir);
+    try {
+      const session = await miniStack.session();
+      const result = await runOnHost(getHarness("mini"), {
+        workDir,
+        homeDir: join(root, "home"),
+        model: MODEL,
+        instruction: "Work.",
+        gateway: { openaiBaseUrl: session.openai_base_url, anthropicBaseUrl: session.anthropic_base_url, token: session.token },
+        limits: { timeoutMs: 60_000, maxTurns },
+        options: { commandTimeoutMs },
+      });
+      return { result, calls: await miniStack.calls(session.id), workDir };
+    } finally {
+      await miniStack.stop();
+    }
+  }
+
+  test("stops after maxTurns without a final answer", async () => {
+    const { result, calls } = await runMini({ steps: [{ shell: "true" }, { shell: "true" }, { shell: "true" }] }, 2, 10_000);
+    expect(result.exitCode).toBe(3);
+    expect(result.error).toContain("reached max turns (2)");
+    expect(calls.length).toBe(2);
+  });
+
+  test("a command past its timeout is killed and reported to the model", async () => {
+    const { result, calls, workDir } = await runMini({ steps: [{ shell: "sleep 30; echo late > late.txt" }, { text: "Done." }] }, 5, 300);
+    expect(result.exitCode).toBe(0);
+    const toolMessage = calls[1]!.request.messages.find((m) => m.role === "tool");
+    expect(toolMessage?.content).toStartWith("timed out after 300 ms");
+    expect(existsSync(join(workDir, "late.txt"))).toBe(false);
+  });
+});
