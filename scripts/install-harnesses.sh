@@ -45,7 +45,16 @@ while read -r name pkg version bin; do
   fi
 done <<<"$pin_lines"
 
+# Smoke check: each binary starts and reports its version. The CLIs write config dirs even for
+# --version, so they get a throwaway home instead of the user's.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
 echo "install-harnesses: binaries:"
 while read -r name pkg version bin; do
-  echo "  $name $version: $dir/$name@$version/node_modules/.bin/$bin"
+  path="$dir/$name@$version/node_modules/.bin/$bin"
+  reported="$(env HOME="$scratch" CODEX_HOME="$scratch/codex" CLAUDE_CONFIG_DIR="$scratch/claude" \
+    QWEN_HOME="$scratch/qwen" PI_CODING_AGENT_DIR="$scratch/pi" PI_OFFLINE=1 \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 "$path" --version 2>&1 </dev/null | grep -m1 -F "$version" || true)"
+  [[ "$reported" == *"$version"* ]] || { echo "install-harnesses: $path --version printed '$reported', wanted $version" >&2; exit 1; }
+  echo "  $name $version: $path"
 done <<<"$pin_lines"
