@@ -38,6 +38,10 @@ describe("registry", () => {
   test("an unknown kind is a bad_request", () => {
     expect(() => getHarness("emacs")).toThrow(PolarError);
   });
+  test("adapters refuse invalid options", async () => {
+    const spec = await makeSpec({ options: { maxRetries: -1 } });
+    await expect(getHarness("codex").prepare(spec)).rejects.toThrow(PolarError);
+  });
   test("options are strict", () => {
     expect(HarnessOptions.safeParse({ dialect: "chat" }).success).toBe(true);
     expect(HarnessOptions.safeParse({ dialekt: "chat" }).success).toBe(false);

@@ -4,7 +4,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { mkdir, writeFile } from "node:fs/promises";
 import pins from "./pins.json" with { type: "json" };
-import type { HarnessExit, HarnessOptions, HarnessOutcome, HarnessSpec } from "./types.ts";
+import { PolarError } from "../errors.ts";
+import { HarnessOptions, type HarnessExit, type HarnessOutcome, type HarnessSpec } from "./types.ts";
 
 export type PinnedCli = keyof typeof pins;
 export const PINNED_CLIS = Object.keys(pins) as PinnedCli[];
@@ -44,8 +45,11 @@ export function polarEnv(spec: HarnessSpec): Record<string, string> {
   return env;
 }
 
+/** The run's options, validated here too: they may come straight from a trainer's request. */
 export function options(spec: HarnessSpec): HarnessOptions {
-  return spec.options ?? {};
+  const parsed = HarnessOptions.safeParse(spec.options ?? {});
+  if (!parsed.success) throw new PolarError("bad_request", `invalid harness options: ${parsed.error.message}`);
+  return parsed.data;
 }
 
 /** Root cannot use some "skip permissions" modes unless the CLI is told it runs in a sandbox. */
