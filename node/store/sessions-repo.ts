@@ -22,6 +22,9 @@ export function newSessionToken(): string {
 }
 
 export class SessionsRepo {
+  /** Token hash → session: every LLM call authenticates, and a read per call costs ~0.5 ms. */
+  private readonly byTokenHash = new Map<string, SessionRow>();
+
   constructor(private readonly db: NodeDb) {}
 
   /** Creates a session; `token` defaults to a fresh random one (open mode passes the client's key). */
@@ -42,17 +45,29 @@ export class SessionsRepo {
   }
 
   async findByToken(token: string): Promise<SessionRow | undefined> {
-    const found = await this.db.select().from(sessions).where(eq(sessions.tokenHash, hashToken(token))).limit(1);
-    return found[0] && toRow(found[0]);
+    const tokenHash = hashToken(token);
+    const cached = this.byTokenHash.get(tokenHash);
+    if (cached) return cached;
+    const found = await this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash)).limit(1);
+    const row = found[0] && toRow(found[0]);
+    // Only open sessions are cached, so closing or deleting one evicts it.
+    if (row && !row.closedAt) this.byTokenHash.set(tokenHash, row);
+    return row;
   }
 
   async close(id: string): Promise<void> {
+    this.evict(id);
     await this.db.update(sessions).set({ closedAt: new Date().toISOString() }).where(eq(sessions.id, id));
   }
 
   /** Deletes the session and (by cascade) its recorded calls. */
   async delete(id: string): Promise<void> {
+    this.evict(id);
     await this.db.delete(sessions).where(eq(sessions.id, id));
+  }
+
+  private evict(id: string): void {
+    for (const [hash, row] of this.byTokenHash) if (row.id === id) this.byTokenHash.delete(hash);
   }
 }
 
