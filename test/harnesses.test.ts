@@ -30,11 +30,17 @@ interface Case {
   kind: HarnessKind;
   cli: PinnedCli | null;
   dialect: Dialect;
+  /** Set for harnesses that speak several dialects: the non-default ones are chosen by option. */
+  option?: Dialect;
 }
 const CASES: Case[] = [
   { kind: "mini", cli: null, dialect: "chat" },
   { kind: "pi", cli: "pi", dialect: "chat" },
+  { kind: "pi", cli: "pi", dialect: "responses", option: "responses" },
+  { kind: "pi", cli: "pi", dialect: "anthropic", option: "anthropic" },
   { kind: "qwen-code", cli: "qwen-code", dialect: "chat" },
+  { kind: "qwen-code", cli: "qwen-code", dialect: "responses", option: "responses" },
+  { kind: "qwen-code", cli: "qwen-code", dialect: "anthropic", option: "anthropic" },
   { kind: "codex", cli: "codex", dialect: "responses" },
   { kind: "claude-code", cli: "claude-code", dialect: "anthropic" },
 ];
@@ -172,7 +178,8 @@ function installed(c: Case): boolean {
 describe("real harnesses through the gateway", () => {
   for (const c of CASES) {
     const missing = !installed(c);
-    const name = `${c.kind} runs the scripted task offline, every call recorded token-exact`;
+    const label = c.option ? `${c.kind} (${c.option})` : c.kind;
+    const name = `${label} runs the scripted task offline, every call recorded token-exact`;
     if (missing && !REQUIRE_ALL) {
       test.skip(`${name} [SKIPPED: ${c.cli} not installed — run scripts/install-harnesses.sh]`, () => {});
       continue;
@@ -201,15 +208,15 @@ describe("real harnesses through the gateway", () => {
               // Claude Code and Qwen Code ask for 32K output tokens by default: more than fits
               // next to their ~12-17K-token prompts in the mock's 40960-token context. (Declaring
               // contextWindow 40960 would make Qwen Code compact its ~17K-token first turn.)
-              options: { maxOutputTokens: 4096 },
+              options: { maxOutputTokens: 4096, ...(c.option ? { dialect: c.option } : {}) },
             },
             {
               extraEnv: proxyEnv(proxy.url),
               ...(STRACE ? { prefix: [STRACE, "-f", "-qq", "-e", "trace=connect", "-o", straceLog] } : {}),
             },
           );
-          timings[c.kind] = result.durationMs;
-          if (result.exitCode !== 0) console.error(`${c.kind} stderr:\n${result.stderr.slice(-3000)}`);
+          timings[label] = result.durationMs;
+          if (result.exitCode !== 0) console.error(`${label} stderr:\n${result.stderr.slice(-3000)}`);
           expect(result.error).toBeUndefined();
           expect(result.exitCode).toBe(0);
           expect(result.finalOutput).toContain("Done.");
