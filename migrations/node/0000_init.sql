@@ -3,6 +3,8 @@ CREATE TABLE `calls` (
 	`seq` integer NOT NULL,
 	`dialect` text NOT NULL,
 	`request` text NOT NULL,
+	`messages_base_seq` integer,
+	`messages_base_len` integer DEFAULT 0 NOT NULL,
 	`response` text,
 	`prompt_base_seq` integer,
 	`prompt_base_len` integer DEFAULT 0 NOT NULL,

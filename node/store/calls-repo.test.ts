@@ -17,12 +17,25 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** Messages of an agent conversation after `turns` tool rounds: each round adds an assistant call and a tool result. */
+function conversation(turns: number): RecordedCall["request"]["messages"] {
+  const messages: RecordedCall["request"]["messages"] = [
+    { role: "system", content: "You are a coding agent." },
+    { role: "user", content: "Fix the bug." },
+  ];
+  for (let t = 0; t < turns; t++) {
+    messages.push({ role: "assistant", content: "", toolCalls: [{ id: `c${t}`, name: "bash", arguments: `{"command":"cat f${t}"}` }] });
+    messages.push({ role: "tool", content: `contents of f${t} `.repeat(50), toolCallId: `c${t}` });
+  }
+  return messages;
+}
+
 function call(sessionId: string, seq: number, promptIds: number[] | null, outputIds: number[] | null): RecordedCall {
   return {
     sessionId,
     seq,
     dialect: "chat",
-    request: { model: "m", messages: [{ role: "user", content: `turn ${seq}` }], tools: [], sampling: {}, stream: false },
+    request: { model: "m", messages: conversation(seq), tools: [], sampling: {}, stream: false },
     response: { id: `r${seq}`, model: "m", content: "ok", toolCalls: [], finishReason: "stop", usage: { promptTokens: promptIds?.length ?? 0, completionTokens: outputIds?.length ?? 0 } },
     promptIds,
     outputIds,
@@ -66,7 +79,7 @@ describe("CallsRepo", () => {
     reopened.close();
   });
 
-  test("a 30-turn session stores its unique tokens, not turns × context", async () => {
+  test("a 30-turn session stores its unique tokens and messages, not turns × context", async () => {
     const store = await openNodeStore(tempDb());
     const { row } = await new SessionsRepo(store.db).create({});
     const repo = new CallsRepo(store.db);
@@ -75,10 +88,15 @@ describe("CallsRepo", () => {
 
     const naivePromptTokens = recorded.reduce((n, c) => n + c.promptIds!.length, 0);
     const uniquePromptTokens = recorded.at(-1)!.promptIds!.length;
-    const bytes = await repo.storedTokenBytes(row.id);
+    const bytes = await repo.storedBytes(row.id);
     // Each prompt token is stored once, except the previous output that it repeats: 4 bytes each.
     expect(bytes.prompt).toBe(uniquePromptTokens * 4 - 29 * 50 * 4);
     expect(bytes.prompt).toBeLessThan((naivePromptTokens * 4) / 10);
+    // Each request stores only the two messages its turn added (plus the first call's two).
+    const naiveRequestBytes = recorded.reduce((n, c) => n + JSON.stringify(c.request).length, 0);
+    const finalConversationBytes = JSON.stringify(recorded.at(-1)!.request.messages).length;
+    expect(bytes.requests).toBeLessThan(finalConversationBytes + 30 * 200);
+    expect(bytes.requests).toBeLessThan(naiveRequestBytes / 10);
     expect(await repo.list(row.id)).toEqual(recorded);
     store.close();
   });
@@ -93,7 +111,7 @@ describe("CallsRepo", () => {
     await repo.insert(call(row.id, 2, [...main, 9, 10, 11], [12])); // main agent continues
     const list = await repo.list(row.id);
     expect(list.map((c) => c.promptIds)).toEqual([main, [1, 2, 100, 101], [...main, 9, 10, 11]]);
-    const bytes = await repo.storedTokenBytes(row.id);
+    const bytes = await repo.storedBytes(row.id);
     expect(bytes.prompt).toBe((8 + 2 + 1) * 4);
     store.close();
   });

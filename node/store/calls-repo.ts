@@ -1,39 +1,54 @@
-// Why: every LLM call a harness makes is committed here before its response leaves the gateway;
-// prompts are stored as (earlier call's tokens, shared length, new suffix) so a long session
-// costs its unique tokens, not turns × context.
+// Why: every LLM call a harness makes is committed here before its response leaves the gateway.
+// An agent re-sends its whole context each turn, so both the prompt ids and the request's
+// messages are stored as (an earlier call, how much of it is shared, the new tail): a long
+// session costs its unique tokens and messages, not turns × context.
 import { and, asc, count, eq, lte, max } from "drizzle-orm";
 import type { RecordedCall } from "../../protocol/calls.ts";
+import type { Message } from "../../protocol/chat.ts";
 import type { NodeDb } from "./db.ts";
 import { calls } from "./schema.ts";
 import { commonPrefixLength, decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
 
-/** How many recent calls per session are kept in memory as prefix candidates. */
+/** How many recent calls per session are kept in memory as base candidates. */
 const RECENT_PER_SESSION = 4;
 
-interface FullTokens {
+interface Expanded {
   seq: number;
   /** The call's prompt followed by its sampled output: what the next prompt usually extends. */
-  context: number[];
+  context: number[] | null;
+  /** The request's messages, each serialised once for cheap prefix comparison. */
+  messages: string[];
 }
 
+interface Base {
+  seq: number;
+  len: number;
+}
+
+type CallRow = typeof calls.$inferSelect;
+
 export class CallsRepo {
-  /** Recent calls' full token sequences, per session, newest last (rebuilt from disk on demand). */
-  private readonly recent = new Map<string, FullTokens[]>();
+  /** Recent calls of each session, newest last (rebuilt from disk on demand). */
+  private readonly recent = new Map<string, Expanded[]>();
 
   constructor(private readonly db: NodeDb) {}
 
   async insert(call: RecordedCall): Promise<void> {
-    const base = call.promptIds ? await this.bestBase(call.sessionId, call.promptIds) : undefined;
-    const baseLen = base?.len ?? 0;
+    const expanded = expand(call);
+    const candidates = await this.recentOf(call.sessionId);
+    const promptBase = call.promptIds ? longestBase(candidates, (c) => (c.context ? commonPrefixLength(c.context, call.promptIds!) : 0)) : undefined;
+    const messagesBase = longestBase(candidates, (c) => commonPrefixLength(c.messages, expanded.messages));
     await this.db.insert(calls).values({
       sessionId: call.sessionId,
       seq: call.seq,
       dialect: call.dialect,
-      request: call.request,
+      request: { ...call.request, messages: call.request.messages.slice(messagesBase?.len ?? 0) },
+      messagesBaseSeq: messagesBase?.seq ?? null,
+      messagesBaseLen: messagesBase?.len ?? 0,
       response: call.response,
-      promptBaseSeq: base?.seq ?? null,
-      promptBaseLen: baseLen,
-      promptSuffix: call.promptIds ? encodeIds(call.promptIds.slice(baseLen)) : null,
+      promptBaseSeq: promptBase?.seq ?? null,
+      promptBaseLen: promptBase?.len ?? 0,
+      promptSuffix: call.promptIds ? encodeIds(call.promptIds.slice(promptBase?.len ?? 0)) : null,
       outputIds: call.outputIds ? encodeIds(call.outputIds) : null,
       logprobs: call.logprobs ? encodeFloats(call.logprobs) : null,
       engineUrl: call.engineUrl,
@@ -45,39 +60,21 @@ export class CallsRepo {
       notes: call.notes,
       startedAt: call.startedAt,
     });
-    if (call.promptIds) this.remember(call.sessionId, { seq: call.seq, context: [...call.promptIds, ...(call.outputIds ?? [])] });
+    candidates.push(expanded);
+    if (candidates.length > RECENT_PER_SESSION) candidates.shift();
   }
 
-  /** All recorded calls of a session (optionally up to `maxSeq`), in seq order, tokens rebuilt. */
+  /** All recorded calls of a session (optionally up to `maxSeq`), in seq order, fully rebuilt. */
   async list(sessionId: string, maxSeq?: number): Promise<RecordedCall[]> {
     const where = maxSeq === undefined ? eq(calls.sessionId, sessionId) : and(eq(calls.sessionId, sessionId), lte(calls.seq, maxSeq));
     const rows = await this.db.select().from(calls).where(where).orderBy(asc(calls.seq));
     const contexts = new Map<number, number[]>();
+    const messages = new Map<number, Message[]>();
     return rows.map((r) => {
-      let promptIds: number[] | null = null;
-      if (r.promptSuffix) {
-        const base = r.promptBaseSeq === null ? [] : contexts.get(r.promptBaseSeq);
-        if (!base) throw new Error(`call ${sessionId}#${r.seq}: prompt base #${r.promptBaseSeq} is missing`);
-        promptIds = base.slice(0, r.promptBaseLen).concat(decodeIds(r.promptSuffix));
-      }
-      const outputIds = r.outputIds ? decodeIds(r.outputIds) : null;
-      if (promptIds) contexts.set(r.seq, outputIds ? promptIds.concat(outputIds) : promptIds);
-      return {
-        sessionId: r.sessionId,
-        seq: r.seq,
-        dialect: r.dialect as RecordedCall["dialect"],
-        request: r.request as RecordedCall["request"],
-        response: r.response as RecordedCall["response"],
-        promptIds,
-        outputIds,
-        logprobs: r.logprobs ? decodeFloats(r.logprobs) : null,
-        engineUrl: r.engineUrl,
-        policyVersion: r.policyVersion,
-        timings: { queuedMs: r.queuedMs, engineMs: r.engineMs, totalMs: r.totalMs },
-        error: r.error as RecordedCall["error"],
-        notes: r.notes as RecordedCall["notes"],
-        startedAt: r.startedAt,
-      };
+      const call = rebuildRow(r, contexts, messages);
+      if (call.promptIds) contexts.set(r.seq, call.outputIds ? call.promptIds.concat(call.outputIds) : call.promptIds);
+      messages.set(r.seq, call.request.messages);
+      return call;
     });
   }
 
@@ -92,14 +89,15 @@ export class CallsRepo {
     return row?.seq ?? -1;
   }
 
-  /** Bytes of token data stored for a session (prompt suffixes + outputs + logprobs). */
-  async storedTokenBytes(sessionId: string): Promise<{ prompt: number; output: number; logprobs: number }> {
-    const rows = await this.db.select({ p: calls.promptSuffix, o: calls.outputIds, l: calls.logprobs }).from(calls).where(eq(calls.sessionId, sessionId));
-    const total = { prompt: 0, output: 0, logprobs: 0 };
+  /** Bytes stored for a session: prompt suffixes, outputs, logprobs, and request JSON. */
+  async storedBytes(sessionId: string): Promise<{ prompt: number; output: number; logprobs: number; requests: number }> {
+    const rows = await this.db.select({ p: calls.promptSuffix, o: calls.outputIds, l: calls.logprobs, r: calls.request }).from(calls).where(eq(calls.sessionId, sessionId));
+    const total = { prompt: 0, output: 0, logprobs: 0, requests: 0 };
     for (const r of rows) {
       total.prompt += r.p?.byteLength ?? 0;
       total.output += r.o?.byteLength ?? 0;
       total.logprobs += r.l?.byteLength ?? 0;
+      total.requests += JSON.stringify(r.r).length;
     }
     return total;
   }
@@ -108,25 +106,58 @@ export class CallsRepo {
     this.recent.delete(sessionId);
   }
 
-  private async bestBase(sessionId: string, promptIds: number[]): Promise<{ seq: number; len: number } | undefined> {
-    let candidates = this.recent.get(sessionId);
-    if (!candidates) {
-      const stored = await this.list(sessionId);
-      candidates = stored.filter((c) => c.promptIds).slice(-RECENT_PER_SESSION).map((c) => ({ seq: c.seq, context: [...c.promptIds!, ...(c.outputIds ?? [])] }));
-      this.recent.set(sessionId, candidates);
+  private async recentOf(sessionId: string): Promise<Expanded[]> {
+    let list = this.recent.get(sessionId);
+    if (!list) {
+      list = (await this.list(sessionId)).slice(-RECENT_PER_SESSION).map(expand);
+      this.recent.set(sessionId, list);
     }
-    let best: { seq: number; len: number } | undefined;
-    for (const c of candidates) {
-      const len = commonPrefixLength(c.context, promptIds);
-      if (len > 0 && (!best || len > best.len)) best = { seq: c.seq, len };
-    }
-    return best;
+    return list;
   }
+}
 
-  private remember(sessionId: string, tokens: FullTokens): void {
-    const list = this.recent.get(sessionId) ?? [];
-    list.push(tokens);
-    if (list.length > RECENT_PER_SESSION) list.shift();
-    this.recent.set(sessionId, list);
+function expand(call: RecordedCall): Expanded {
+  return {
+    seq: call.seq,
+    context: call.promptIds ? [...call.promptIds, ...(call.outputIds ?? [])] : null,
+    messages: call.request.messages.map((m) => JSON.stringify(m)),
+  };
+}
+
+function longestBase(candidates: readonly Expanded[], shared: (c: Expanded) => number): Base | undefined {
+  let best: Base | undefined;
+  for (const c of candidates) {
+    const len = shared(c);
+    if (len > 0 && (!best || len > best.len)) best = { seq: c.seq, len };
   }
+  return best;
+}
+
+function fromBase<T>(what: string, row: CallRow, baseSeq: number | null, baseLen: number, bases: Map<number, T[]>): T[] {
+  if (baseSeq === null) return [];
+  const base = bases.get(baseSeq);
+  if (!base) throw new Error(`call ${row.sessionId}#${row.seq}: ${what} base #${baseSeq} is missing`);
+  return base.slice(0, baseLen);
+}
+
+function rebuildRow(r: CallRow, contexts: Map<number, number[]>, messages: Map<number, Message[]>): RecordedCall {
+  const stored = r.request as RecordedCall["request"];
+  const request = { ...stored, messages: fromBase("messages", r, r.messagesBaseSeq, r.messagesBaseLen, messages).concat(stored.messages) };
+  const promptIds = r.promptSuffix ? fromBase("prompt", r, r.promptBaseSeq, r.promptBaseLen, contexts).concat(decodeIds(r.promptSuffix)) : null;
+  return {
+    sessionId: r.sessionId,
+    seq: r.seq,
+    dialect: r.dialect as RecordedCall["dialect"],
+    request,
+    response: r.response as RecordedCall["response"],
+    promptIds,
+    outputIds: r.outputIds ? decodeIds(r.outputIds) : null,
+    logprobs: r.logprobs ? decodeFloats(r.logprobs) : null,
+    engineUrl: r.engineUrl,
+    policyVersion: r.policyVersion,
+    timings: { queuedMs: r.queuedMs, engineMs: r.engineMs, totalMs: r.totalMs },
+    error: r.error as RecordedCall["error"],
+    notes: r.notes as RecordedCall["notes"],
+    startedAt: r.startedAt,
+  };
 }

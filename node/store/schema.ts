@@ -19,7 +19,10 @@ export const calls = sqliteTable(
       .references(() => sessions.id, { onDelete: "cascade" }),
     seq: integer("seq").notNull(),
     dialect: text("dialect").notNull(),
+    /** The pivot request with `messages` holding only what follows `messagesBaseLen` messages of call `messagesBaseSeq`. */
     request: text("request", { mode: "json" }).notNull(),
+    messagesBaseSeq: integer("messages_base_seq"),
+    messagesBaseLen: integer("messages_base_len").notNull().default(0),
     response: text("response", { mode: "json" }),
     /**
      * Prompt ids are stored as a reference to an earlier call's tokens (its prompt followed by

@@ -28,8 +28,8 @@ export function decodeFloats(buf: Uint8Array): number[] {
   return out;
 }
 
-/** Length of the longest common prefix of two id arrays. */
-export function commonPrefixLength(a: readonly number[], b: readonly number[]): number {
+/** Length of the longest common prefix of two arrays (compared with ===). */
+export function commonPrefixLength<T>(a: readonly T[], b: readonly T[]): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
