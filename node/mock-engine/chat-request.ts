@@ -53,9 +53,12 @@ export const ChatCompletionRequest = z
     stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).passthrough().nullable().optional(),
     add_generation_prompt: z.boolean().optional(),
     chat_template_kwargs: z.record(z.string(), z.unknown()).nullable().optional(),
-    // vLLM extension
+    stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+    // vLLM extensions
     return_token_ids: z.boolean().nullable().optional(),
-    // SGLang extensions
+    include_stop_str_in_output: z.boolean().optional(),
+    // SGLang extensions (its ChatCompletionRequest also declares `return_token_ids`)
+    no_stop_trim: z.boolean().optional(),
     return_prompt_token_ids: z.boolean().optional(),
     return_meta_info: z.boolean().optional(),
     separate_reasoning: z.boolean().optional(),

@@ -7,6 +7,7 @@ import type { MockDialect, MockEngineOptions } from "./options.ts";
 import { scriptedCompletion } from "./policy.ts";
 import { sampleLogprobs, seedFrom, type TokenLogprob } from "./sampler.ts";
 import { DEFAULT_SCRIPT } from "./script.ts";
+import { findStopString } from "./stop-strings.ts";
 
 export interface GenerateInput {
   promptIds: number[];
@@ -15,6 +16,10 @@ export interface GenerateInput {
   requestSeed: number | undefined;
   /** Number of top candidates to report per position (0 = sampled token only). */
   topLogprobs: number;
+  /** Stop strings (vLLM/SGLang `stop`). */
+  stop?: readonly string[];
+  /** Keep the matched stop string in the text (vLLM `include_stop_str_in_output`, SGLang `no_stop_trim`). */
+  keepStopString?: boolean;
 }
 
 export interface Generation {
@@ -23,7 +28,9 @@ export interface Generation {
   logprobs: number[];
   top: TokenLogprob[][];
   finishReason: "stop" | "length";
-  /** Output text without HF-special tokens (what vLLM returns as text). */
+  /** The stop string that ended generation (finishReason "stop"); absent when EOS or length did. */
+  stopString?: string;
+  /** Output text without HF-special tokens (what vLLM returns as text), trimmed at a stop string. */
   text: string;
 }
 
@@ -49,15 +56,19 @@ export class MockModel {
     const promptText = this.tokenizer.decode(input.promptIds);
     const script = this.options.script ?? DEFAULT_SCRIPT;
     const fullIds = [...this.tokenizer.encode(scriptedCompletion(promptText, script)), this.tokenizer.eosTokenId];
-    const outputIds = fullIds.slice(0, maxTokens);
+    const stopped = findStopString(this.tokenizer, fullIds, input.stop ?? [], input.keepStopString === true);
+    const sampledIds = stopped ? fullIds.slice(0, stopped.tokenCount) : fullIds;
+    const outputIds = sampledIds.slice(0, maxTokens);
+    const truncated = outputIds.length < sampledIds.length;
     const seed = seedFrom(this.options.seed, input.requestSeed ?? 0, input.promptIds);
     const { logprobs, top } = sampleLogprobs(outputIds, input.topLogprobs, seed, this.regularVocabSize);
     return {
       outputIds,
       logprobs,
       top,
-      finishReason: outputIds.length < fullIds.length ? "length" : "stop",
-      text: this.tokenizer.decode(outputIds, { skipSpecialTokens: true }),
+      finishReason: truncated ? "length" : "stop",
+      ...(stopped && !truncated && { stopString: stopped.stop }),
+      text: stopped && !truncated ? stopped.text : this.tokenizer.decode(outputIds, { skipSpecialTokens: true }),
     };
   }
 

@@ -7,6 +7,7 @@ import { randomHex, sseResponse, type EngineContext } from "./context.ts";
 import { EngineError } from "./engine-error.ts";
 import { sleep } from "./faults.ts";
 import type { Generation } from "./model.ts";
+import { stopList } from "./stop-strings.ts";
 import { checkModel, parseBody } from "./vllm-chat.ts";
 
 const GenerateRequest = z
@@ -15,7 +16,12 @@ const GenerateRequest = z
     text: z.string().optional(),
     input_ids: z.array(z.number().int().min(0)).optional(),
     sampling_params: z
-      .object({ max_new_tokens: z.number().int().nullable().optional(), sampling_seed: z.number().int().nullable().optional() })
+      .object({
+        max_new_tokens: z.number().int().nullable().optional(),
+        sampling_seed: z.number().int().nullable().optional(),
+        stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+        no_stop_trim: z.boolean().optional(),
+      })
       .passthrough()
       .optional(),
     return_logprob: z.boolean().optional(),
@@ -45,7 +51,7 @@ export function sglangMetaInfo(ctx: EngineContext, g: Generation, o: MetaInfoOpt
     id: o.rid,
     finish_reason:
       g.finishReason === "stop"
-        ? { type: "stop", matched: ctx.model.tokenizer.eosTokenId }
+        ? { type: "stop", matched: g.stopString ?? ctx.model.tokenizer.eosTokenId }
         : { type: "length", length: g.outputIds.length },
     prompt_tokens: o.promptIds.length,
     completion_tokens: g.outputIds.length,
@@ -74,8 +80,9 @@ export async function sglangGenerate(ctx: EngineContext, body: unknown, signal: 
   }
   const promptIds = request.input_ids ?? ctx.model.tokenizer.encode(request.text!);
   if (promptIds.length === 0) throw new EngineError("bad_request", "The input is empty.");
-  await ctx.gate.admit(signal);
   const sp = request.sampling_params ?? {};
+  const stop = stopList(sp.stop);
+  await ctx.gate.admit(signal);
   const topLogprobsNum = request.top_logprobs_num ?? 0;
   // SGLang's SamplingParams default max_new_tokens is 128.
   const g = ctx.model.generate({
@@ -83,6 +90,8 @@ export async function sglangGenerate(ctx: EngineContext, body: unknown, signal: 
     maxTokens: sp.max_new_tokens ?? 128,
     requestSeed: sp.sampling_seed ?? undefined,
     topLogprobs: request.return_logprob ? topLogprobsNum : 0,
+    stop,
+    keepStopString: sp.no_stop_trim === true,
   });
   const meta: MetaInfoOptions = {
     rid: request.rid ?? randomHex(),
@@ -103,7 +112,7 @@ export async function sglangGenerate(ctx: EngineContext, body: unknown, signal: 
           outputIds: g.outputIds.slice(0, n),
           logprobs: g.logprobs.slice(0, n),
           top: g.top.slice(0, n),
-          text: ctx.model.tokenizer.decode(g.outputIds.slice(0, n), { skipSpecialTokens: true }),
+          text: ctx.model.tokenizer.decode(g.outputIds.slice(0, n), { skipSpecialTokens: true }).slice(0, g.text.length),
         };
         const metaInfo = sglangMetaInfo(ctx, partial, meta);
         if (n < g.outputIds.length) metaInfo.finish_reason = null;

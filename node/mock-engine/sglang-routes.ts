@@ -1,7 +1,15 @@
 // Why: SGLang's server as Polar's `sglang` backend meets it: native /generate, and the OpenAI
-// chat endpoint with SGLang's token extensions (`return_prompt_token_ids`, `return_token_ids`,
-// `return_meta_info` → per-choice `prompt_token_ids`, `token_ids`, `meta_info`; all refused
-// with streaming), `reasoning_content`, `matched_stop`, and SGLang's flat error body.
+// chat endpoint with SGLang's token extensions, `reasoning_content`, `matched_stop`, and SGLang's
+// flat error body.
+//
+// As sgl-project/sglang python/sglang/srt/entrypoints/openai/serving_chat.py has it:
+// `_build_chat_response` sets `choices[].prompt_token_ids` only for `return_prompt_token_ids` and
+// `choices[].meta_info` only for `return_meta_info`; it never fills `choices[].token_ids`, although
+// protocol.py declares `return_token_ids` on the request and `token_ids` on the choice (accepted,
+// no effect; the sampled ids are meta_info's output_token_logprobs). `_convert_to_internal_request`
+// refuses streaming with `return_prompt_token_ids` or `return_meta_info` only. `matched_stop` is
+// finish_reason["matched"] (EOS id, or the stop string); `_process_tool_calls` turns a "stop" with
+// parsed tool calls into "tool_calls" with matched None (the stream's last chunk keeps it).
 import { Hono } from "hono";
 import { nowSeconds, randomHex, sseResponse, type EngineContext } from "./context.ts";
 import { asEngineError, EngineError, sglangErrorBody } from "./engine-error.ts";
@@ -14,7 +22,7 @@ import { readJson } from "./vllm-routes.ts";
 
 const sglangToolCallId = () => `call_${randomHex(12)}`;
 
-const STREAM_REFUSED = ["return_prompt_token_ids", "return_token_ids", "return_meta_info"] as const;
+const STREAM_REFUSED = ["return_prompt_token_ids", "return_meta_info"] as const;
 
 async function sglangChat(ctx: EngineContext, body: unknown, signal: AbortSignal): Promise<Response> {
   const startedAt = performance.now();
@@ -30,7 +38,7 @@ async function sglangChat(ctx: EngineContext, body: unknown, signal: AbortSignal
   const id = randomHex();
   const created = nowSeconds();
   const usage = { prompt_tokens: promptIds.length, total_tokens: promptIds.length + g.outputIds.length, completion_tokens: g.outputIds.length, prompt_tokens_details: null, reasoning_tokens: 0 };
-  const matchedStop = g.finishReason === "stop" ? ctx.model.tokenizer.eosTokenId : null;
+  const matchedStop = g.finishReason === "stop" ? (g.stopString ?? ctx.model.tokenizer.eosTokenId) : null;
   const toolCalls = parsed.toolCalls.map((c, index) => ({ id: c.id, index, type: "function", function: { name: c.name, arguments: c.arguments } }));
   if (request.stream) return sglangChatStream(ctx, chat, { id, created, usage, matchedStop }, signal);
 
@@ -55,9 +63,8 @@ async function sglangChat(ctx: EngineContext, body: unknown, signal: AbortSignal
         },
         logprobs: wantLogprobs ? chatLogprobs(ctx, g, 0, g.outputIds.length) : null,
         finish_reason: chat.finishReason,
-        matched_stop: matchedStop,
-        ...(request.return_prompt_token_ids || request.return_token_ids ? { prompt_token_ids: promptIds } : {}),
-        ...(request.return_token_ids ? { token_ids: g.outputIds } : {}),
+        matched_stop: chat.finishReason === "tool_calls" ? null : matchedStop,
+        ...(request.return_prompt_token_ids ? { prompt_token_ids: promptIds } : {}),
         ...(meta ? { meta_info: meta } : {}),
       },
     ],
@@ -69,13 +76,13 @@ async function sglangChat(ctx: EngineContext, body: unknown, signal: AbortSignal
 function sglangChatStream(
   ctx: EngineContext,
   chat: PreparedChat,
-  meta: { id: string; created: number; usage: Record<string, unknown>; matchedStop: number | null },
+  meta: { id: string; created: number; usage: Record<string, unknown>; matchedStop: number | string | null },
   signal: AbortSignal,
 ): Response {
   const { generation: g, parsed, request } = chat;
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
     JSON.stringify({ id: meta.id, object: "chat.completion.chunk", created: meta.created, model: ctx.options.model, choices, ...extra });
-  const deltas = tokenDeltas(ctx.model.tokenizer, g.outputIds, parsed);
+  const deltas = tokenDeltas(ctx.model.tokenizer, g.outputIds, parsed, g.text);
   return sseResponse(signal, async (send) => {
     await sleep(ctx.options.ttftMs);
     send(chunk([{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null, matched_stop: null }]));

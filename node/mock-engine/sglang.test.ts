@@ -45,16 +45,44 @@ describe("SGLang dialect", () => {
     expect(json.meta_info.output_token_logprobs.every((t: any[]) => t[2] === null)).toBe(true);
   });
 
-  test("chat with return_prompt_token_ids / return_token_ids / return_meta_info", async () => {
-    const { json } = await post("/v1/chat/completions", { messages, tools, logprobs: true, return_prompt_token_ids: true, return_token_ids: true, return_meta_info: true });
+  test("chat with return_prompt_token_ids + return_meta_info: prompt ids, sampled ids in meta_info, matched_stop None for tool calls", async () => {
+    const { json } = await post("/v1/chat/completions", { messages, tools, logprobs: true, return_prompt_token_ids: true, return_meta_info: true });
     const choice = json.choices[0];
     expect(choice.prompt_token_ids).toEqual(template.renderIds(messages, { tools: [{ type: "function", function: { name: "Bash", description: null, parameters: tools[0]!.function.parameters } }] }));
-    expect(choice.meta_info.output_token_logprobs.map((t: any[]) => t[1])).toEqual(choice.token_ids);
+    const sampled = choice.meta_info.output_token_logprobs.map((t: any[]) => t[1]);
+    expect(sampled.at(-1)).toBe(template.tokenizer.eosTokenId);
+    expect(choice.meta_info.completion_tokens).toBe(sampled.length);
+    // SGLang's _build_chat_response never fills choices[].token_ids.
+    expect("token_ids" in choice).toBe(false);
     expect(choice.finish_reason).toBe("tool_calls");
-    expect(choice.matched_stop).toBe(template.tokenizer.eosTokenId);
+    // _process_tool_calls: a "stop" that parsed tool calls becomes "tool_calls" with matched None.
+    expect(choice.matched_stop).toBeNull();
+    expect(choice.meta_info.finish_reason).toEqual({ type: "stop", matched: template.tokenizer.eosTokenId });
     expect(choice.message.tool_calls[0].function.name).toBe("Bash");
     expect(choice.message.reasoning_content).toBe("\n\n");
     expect(json.usage.prompt_tokens).toBe(choice.prompt_token_ids.length);
+  });
+
+  test("return_token_ids is accepted but returns no ids; prompt ids need return_prompt_token_ids; a text answer's matched_stop is the EOS id", async () => {
+    const { status, json } = await post("/v1/chat/completions", { messages, return_token_ids: true });
+    expect(status).toBe(200);
+    const choice = json.choices[0];
+    expect("token_ids" in choice).toBe(false);
+    expect("prompt_token_ids" in choice).toBe(false);
+    expect("meta_info" in choice).toBe(false);
+    expect(choice.finish_reason).toBe("stop");
+    expect(choice.matched_stop).toBe(template.tokenizer.eosTokenId);
+  });
+
+  test("streaming with return_token_ids is not refused (only prompt ids and meta_info are)", async () => {
+    const res = await fetch(`${engine.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages, stream: true, return_token_ids: true }),
+    });
+    expect(res.status).toBe(200);
+    const events = (await res.text()).split("\n\n").filter((e) => e.startsWith("data: "));
+    expect(events.at(-1)).toBe("data: [DONE]");
   });
 
   test("token extensions are refused with streaming; errors use SGLang's flat shape", async () => {
@@ -62,6 +90,9 @@ describe("SGLang dialect", () => {
     expect(status).toBe(400);
     expect(json.object).toBe("error");
     expect(json.message).toContain("return_prompt_token_ids is not supported with streaming");
+    const meta = await post("/v1/chat/completions", { messages, stream: true, return_meta_info: true });
+    expect(meta.status).toBe(400);
+    expect(meta.json.message).toContain("return_meta_info is not supported with streaming");
   });
 
   test("context overflow messages", async () => {

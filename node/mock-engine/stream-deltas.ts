@@ -39,9 +39,11 @@ function classifier(text: string, parsed: Qwen3Output): { classOf: (pos: number)
   return { classOf, callEnds };
 }
 
-/** One delta per output token; text is decoded incrementally, holding back partial characters. */
-export function tokenDeltas(tokenizer: BpeTokenizer, outputIds: readonly number[], parsed: Qwen3Output): TokenDelta[] {
-  const text = tokenizer.decode(outputIds, { skipSpecialTokens: true });
+/**
+ * One delta per output token; text is decoded incrementally, holding back partial characters.
+ * `text` is the whole output text (shorter than the decoded ids when a stop string trimmed it).
+ */
+export function tokenDeltas(tokenizer: BpeTokenizer, outputIds: readonly number[], parsed: Qwen3Output, text: string): TokenDelta[] {
   const { classOf, callEnds } = classifier(text, parsed);
   const deltas: TokenDelta[] = [];
   let emitted = 0;

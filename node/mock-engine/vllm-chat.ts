@@ -1,7 +1,8 @@
 // Why: vLLM's POST /v1/chat/completions, faithfully: prompt ids of the real chat template,
 // `return_token_ids` (top-level `prompt_token_ids`, `choices[i].token_ids`; in streams the prompt
 // ids on the first chunk and each chunk's delta ids), `logprobs`/`top_logprobs`, reasoning and
-// hermes tool-call parsing, finish reasons, `stream_options.include_usage`.
+// hermes tool-call parsing, finish reasons, `stop` strings (`stop_reason` = the matched string),
+// `stream_options.include_usage`.
 import { parseQwen3Output, type Qwen3Output } from "../tokenizer/qwen3-output.ts";
 import {
   ChatCompletionRequest,
@@ -14,6 +15,7 @@ import { nowSeconds, randomHex, sseResponse, type EngineContext } from "./contex
 import { EngineError } from "./engine-error.ts";
 import { sleep } from "./faults.ts";
 import type { Generation } from "./model.ts";
+import { stopList } from "./stop-strings.ts";
 import { tokenDeltas } from "./stream-deltas.ts";
 
 export interface PreparedChat {
@@ -45,6 +47,7 @@ export async function prepareChat(ctx: EngineContext, body: unknown, signal: Abo
   const request = parseBody(ChatCompletionRequest, body);
   checkModel(ctx, request.model);
   if ((request.n ?? 1) !== 1) throw new EngineError("bad_request", "Only n=1 is supported by the mock engine.", "n");
+  const stop = stopList(request.stop);
   await ctx.gate.admit(signal);
   const { ids: promptIds } = ctx.model.renderChat(templateMessages(request), renderOptions(request));
   const generation = ctx.model.generate({
@@ -52,6 +55,8 @@ export async function prepareChat(ctx: EngineContext, body: unknown, signal: Abo
     maxTokens: requestedMaxTokens(request),
     requestSeed: request.seed ?? undefined,
     topLogprobs: request.logprobs ? (request.top_logprobs ?? 0) : 0,
+    stop,
+    keepStopString: (ctx.options.dialect === "sglang" ? request.no_stop_trim : request.include_stop_str_in_output) === true,
   });
   const parsed = parseQwen3Output(generation.text, { parseToolCalls: toolParsingActive(request), makeToolCallId: toolCallId });
   const finishReason = parsed.toolCalls.length > 0 && generation.finishReason === "stop" ? "tool_calls" : generation.finishReason;
@@ -111,7 +116,8 @@ export async function vllmChatCompletion(ctx: EngineContext, body: unknown, sign
         },
         logprobs: wantLogprobs ? chatLogprobs(ctx, g, 0, g.outputIds.length) : null,
         finish_reason: chat.finishReason,
-        stop_reason: null,
+        // The matched stop string; null for EOS and length (no stop_token_ids support).
+        stop_reason: g.stopString ?? null,
         token_ids: wantIds ? g.outputIds : null,
       },
     ],
@@ -137,7 +143,7 @@ function streamChat(ctx: EngineContext, chat: PreparedChat, meta: StreamMeta, si
   const { generation: g, parsed, request } = chat;
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
     JSON.stringify({ id: meta.id, object: "chat.completion.chunk", created: meta.created, model: meta.model, choices, ...extra });
-  const deltas = tokenDeltas(ctx.model.tokenizer, g.outputIds, parsed);
+  const deltas = tokenDeltas(ctx.model.tokenizer, g.outputIds, parsed, g.text);
   return sseResponse(signal, async (send) => {
     await sleep(ctx.options.ttftMs);
     send(chunk([{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }], meta.wantIds ? { prompt_token_ids: chat.promptIds } : {}));
@@ -160,7 +166,7 @@ function streamChat(ctx: EngineContext, chat: PreparedChat, meta: StreamMeta, si
             delta,
             logprobs: meta.wantLogprobs ? chatLogprobs(ctx, g, i, i + 1) : null,
             finish_reason: last ? chat.finishReason : null,
-            ...(last ? { stop_reason: null } : {}),
+            ...(last ? { stop_reason: g.stopString ?? null } : {}),
             ...(meta.wantIds ? { token_ids: [g.outputIds[i]] } : {}),
           },
         ]),

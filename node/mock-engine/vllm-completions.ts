@@ -6,6 +6,7 @@ import { nowSeconds, randomHex, sseResponse, type EngineContext } from "./contex
 import { EngineError } from "./engine-error.ts";
 import { sleep } from "./faults.ts";
 import type { Generation } from "./model.ts";
+import { stopList } from "./stop-strings.ts";
 import { checkModel, parseBody } from "./vllm-chat.ts";
 
 const TokenIds = z.array(z.number().int().min(0));
@@ -20,9 +21,20 @@ const CompletionRequest = z
     stream: z.boolean().nullable().optional(),
     stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).passthrough().nullable().optional(),
     return_token_ids: z.boolean().nullable().optional(),
+    stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+    include_stop_str_in_output: z.boolean().optional(),
     n: z.number().int().nullable().optional(),
   })
   .passthrough();
+
+/**
+ * vLLM's CompletionRequest declares `max_tokens: int | None = 16`: an absent field is 16, an
+ * explicit null reaches `get_max_tokens` as None and means the rest of the context.
+ */
+function completionMaxTokens(maxTokens: number | null | undefined): number | undefined {
+  if (maxTokens === undefined) return 16;
+  return maxTokens ?? undefined;
+}
 
 function promptIdsOf(ctx: EngineContext, prompt: z.infer<typeof CompletionRequest>["prompt"]): number[] {
   const single = Array.isArray(prompt) && prompt.length === 1 && typeof prompt[0] !== "number" ? prompt[0]! : prompt;
@@ -57,10 +69,17 @@ export async function vllmCompletion(ctx: EngineContext, body: unknown, signal: 
   checkModel(ctx, request.model);
   if ((request.n ?? 1) !== 1) throw new EngineError("bad_request", "Only n=1 is supported by the mock engine.", "n");
   const promptIds = promptIdsOf(ctx, request.prompt);
+  const stop = stopList(request.stop);
   await ctx.gate.admit(signal);
   const k = request.logprobs ?? undefined;
-  // vLLM's completions default max_tokens is 16.
-  const g = ctx.model.generate({ promptIds, maxTokens: request.max_tokens ?? 16, requestSeed: request.seed ?? undefined, topLogprobs: k ?? 0 });
+  const g = ctx.model.generate({
+    promptIds,
+    maxTokens: completionMaxTokens(request.max_tokens),
+    requestSeed: request.seed ?? undefined,
+    topLogprobs: k ?? 0,
+    stop,
+    keepStopString: request.include_stop_str_in_output === true,
+  });
   const id = `cmpl-${randomHex()}`;
   const created = nowSeconds();
   const model = ctx.options.model;
@@ -76,6 +95,7 @@ export async function vllmCompletion(ctx: EngineContext, body: unknown, signal: 
         const last = i === g.outputIds.length - 1;
         let prefix = ctx.model.tokenizer.decode(g.outputIds.slice(0, i + 1), { skipSpecialTokens: true });
         if (!last) prefix = prefix.replace(/\uFFFD+$/, "");
+        prefix = prefix.slice(0, g.text.length); // a stop string's trim
         const text = prefix.slice(emitted);
         emitted = Math.max(emitted, prefix.length);
         const choice = {
@@ -83,7 +103,7 @@ export async function vllmCompletion(ctx: EngineContext, body: unknown, signal: 
           text,
           logprobs: k !== undefined ? legacyLogprobs(ctx, g, i, i + 1, emitted - text.length) : null,
           finish_reason: last ? g.finishReason : null,
-          stop_reason: null,
+          stop_reason: last ? (g.stopString ?? null) : null,
           ...(wantIds ? { token_ids: [g.outputIds[i]], ...(i === 0 ? { prompt_token_ids: promptIds } : {}) } : {}),
         };
         send(JSON.stringify({ id, object: "text_completion", created, model, choices: [choice] }));
@@ -105,7 +125,7 @@ export async function vllmCompletion(ctx: EngineContext, body: unknown, signal: 
         text: g.text,
         logprobs: k !== undefined ? legacyLogprobs(ctx, g, 0, g.outputIds.length, 0) : null,
         finish_reason: g.finishReason,
-        stop_reason: null,
+        stop_reason: g.stopString ?? null,
         prompt_logprobs: null,
         token_ids: wantIds ? g.outputIds : null,
         prompt_token_ids: wantIds ? promptIds : null,

@@ -165,9 +165,17 @@ describe("vLLM completions, tokenize, models, health", () => {
     expect(choice.logprobs.tokens.length).toBe(choice.token_ids.length);
   });
 
-  test("/v1/completions default max_tokens is 16 (vLLM)", async () => {
-    const { json } = await post("/v1/completions", { prompt: "Once upon a time" });
-    expect(json.usage.completion_tokens).toBeLessThanOrEqual(16);
+  test("/v1/completions: absent max_tokens is 16, an explicit null is the rest of the context (vLLM get_max_tokens)", async () => {
+    const promptIds = template.renderIds(firstTurn, { tools: [BASH_TOOL as never] });
+    const absent = (await post("/v1/completions", { prompt: promptIds, return_token_ids: true })).json.choices[0];
+    expect(absent.token_ids).toHaveLength(16);
+    expect(absent.finish_reason).toBe("length");
+    const unlimited = (await post("/v1/completions", { prompt: promptIds, max_tokens: null, return_token_ids: true })).json.choices[0];
+    expect(unlimited.token_ids.length).toBeGreaterThan(16);
+    expect(unlimited.token_ids.at(-1)).toBe(template.tokenizer.eosTokenId);
+    expect(unlimited.finish_reason).toBe("stop");
+    expect(unlimited.stop_reason).toBeNull();
+    expect(unlimited.token_ids.slice(0, 16)).toEqual(absent.token_ids);
   });
 
   test("/tokenize text and /detokenize round-trip; models and health", async () => {
