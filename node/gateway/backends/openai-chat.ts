@@ -120,6 +120,8 @@ export function pivotFromChatMessage(args: {
   message: z.infer<typeof WireChatMessage>;
   finishReason: string | null | undefined;
   usage: { promptTokens: number; completionTokens: number };
+  /** What the engine says ended generation (vLLM `stop_reason`, SGLang `matched_stop`). */
+  matchedStop?: string | number | null;
 }): PivotResponse {
   const toolCalls: PivotToolCall[] = (args.message.tool_calls ?? []).map((c, i) => ({
     id: c.id ?? `call_${i}`,
@@ -127,15 +129,27 @@ export function pivotFromChatMessage(args: {
     arguments: typeof c.function.arguments === "string" ? c.function.arguments : JSON.stringify(c.function.arguments),
   }));
   const reasoning = args.message.reasoning ?? args.message.reasoning_content ?? undefined;
+  const finishReason = finishReasonOf(args.finishReason, toolCalls.length > 0);
+  const stopSequence = stopSequenceOf(finishReason, args.matchedStop);
   return {
     id: args.id ?? `chatcmpl-${crypto.randomUUID()}`,
     model: args.model,
     content: args.message.content ?? "",
     ...(reasoning ? { reasoning } : {}),
     toolCalls,
-    finishReason: finishReasonOf(args.finishReason, toolCalls.length > 0),
+    finishReason,
+    ...(stopSequence !== undefined && { stopSequence }),
     usage: args.usage,
   };
+}
+
+/**
+ * The stop string that ended generation: engines report what matched (vLLM's `stop_reason`,
+ * SGLang's `matched_stop` / `finish_reason.matched`) as the string, or as a token id when a stop
+ * token (EOS included, for SGLang) ended it — only a string is a stop sequence.
+ */
+export function stopSequenceOf(finishReason: FinishReason, matched: string | number | null | undefined): string | undefined {
+  return finishReason === "stop" && typeof matched === "string" ? matched : undefined;
 }
 
 /** Engine finish reasons ("stop", "length", "tool_calls", "abort", …) onto the pivot's three. */

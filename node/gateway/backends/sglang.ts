@@ -8,8 +8,10 @@
 // true); response: `choices[0].prompt_token_ids`, `choices[0].meta_info` = the engine's meta_info
 // whose `output_token_logprobs` is a list of `[logprob, token_id, token_text|null]`, one per
 // sampled token — the sampled ids are its second column; `meta_info.weight_version`; reasoning in
-// `message.reasoning_content`. These flags exist from sglang 0.5.13 on; an older server answers
-// without them and the call is recorded text-only with the reason in its notes.
+// `message.reasoning_content`; `choices[0].matched_stop` = finish_reason["matched"]: the EOS /
+// stop token id, the matched stop string, or None (tool calls parsed, length). These flags exist
+// from sglang 0.5.13 on; an older server answers without them and the call is recorded text-only
+// with the reason in its notes.
 import { z } from "zod";
 import type { Backend, EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
@@ -35,6 +37,7 @@ const SglangChatResponse = z.object({
       z.object({
         message: WireChatMessage,
         finish_reason: z.string().nullable().optional(),
+        matched_stop: z.union([z.string(), z.number()]).nullable().optional(),
         prompt_token_ids: z.array(z.number().int()).nullable().optional(),
         meta_info: SglangMetaInfo.nullable().optional(),
       }),
@@ -74,6 +77,7 @@ export class SglangBackend implements Backend {
       model: call.request.model,
       message: choice.message,
       finishReason: choice.finish_reason,
+      matchedStop: choice.matched_stop,
       usage: usageOf(capture, reply.data.usage),
     });
     const weightVersion = choice.meta_info?.weight_version;

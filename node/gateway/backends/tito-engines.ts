@@ -6,11 +6,12 @@
 // of token ids; `return_token_ids` adds `choices[0].prompt_token_ids` and `choices[0].token_ids`;
 // `logprobs: N` fills `choices[0].logprobs.token_logprobs` (one per sampled id; N counts extra
 // top alternatives — 0 means the sampled token only); `max_tokens` defaults to 16 there, so an
-// unset limit is sent as null (vLLM then allows the rest of the context).
+// unset limit is sent as null (vLLM then allows the rest of the context); `choices[0].stop_reason`
+// is the matched stop string (or a stop token id, or null).
 // SGLang (sgl-project/sglang docs basic_usage/sampling_params.md, srt/managers/io_struct.py
 // GenerateReqInput, tokenizer_manager.py): `/generate` takes `input_ids`, `sampling_params`
 // {max_new_tokens (default 128), temperature, top_p, top_k, stop, sampling_seed},
-// `return_logprob`; answers `{text, output_ids, meta_info:{id, finish_reason:{type,…},
+// `return_logprob`; answers `{text, output_ids, meta_info:{id, finish_reason:{type, matched?},
 // output_token_logprobs:[[logprob, id, text|null], …]}}`.
 import { z } from "zod";
 import type { PivotSampling } from "../pivot.ts";
@@ -23,6 +24,8 @@ export interface TokenCompletion {
   /** Sampled text as the engine detokenized it (special tokens skipped). */
   text: string;
   finishReason: string | undefined;
+  /** What ended generation as the engine reports it: a stop string, a token id, or nothing. */
+  matchedStop: string | number | undefined;
   capture: CaptureOutcome;
   engineUrl: string;
   attempts: number;
@@ -47,6 +50,7 @@ const VllmCompletionResponse = z.object({
       z.object({
         text: z.string(),
         finish_reason: z.string().nullable().optional(),
+        stop_reason: z.union([z.string(), z.number()]).nullable().optional(),
         token_ids: z.array(z.number().int()).nullable().optional(),
         prompt_token_ids: z.array(z.number().int()).nullable().optional(),
         logprobs: z.object({ token_logprobs: z.array(z.number().nullable()) }).nullable().optional(),
@@ -78,6 +82,7 @@ export const vllmCompletions: TokenEngine = async (client, call) => {
     id: reply.data.id,
     text: choice.text,
     finishReason: choice.finish_reason ?? undefined,
+    matchedStop: choice.stop_reason ?? undefined,
     capture: pairIdsWithLogprobs(choice.prompt_token_ids ?? call.promptIds, choice.token_ids, choice.logprobs?.token_logprobs),
     engineUrl: reply.engineUrl,
     attempts: reply.attempts,
@@ -90,7 +95,7 @@ const SglangGenerateResponse = z.object({
   meta_info: SglangMetaInfo.and(
     z.object({
       id: z.string().optional(),
-      finish_reason: z.object({ type: z.string() }).passthrough().nullable().optional(),
+      finish_reason: z.object({ type: z.string(), matched: z.union([z.string(), z.number()]).nullable().optional() }).passthrough().nullable().optional(),
     }),
   ),
 });
@@ -114,6 +119,7 @@ export const sglangGenerate: TokenEngine = async (client, call) => {
     id: meta.id,
     text: reply.data.text,
     finishReason: meta.finish_reason?.type,
+    matchedStop: meta.finish_reason?.matched ?? undefined,
     capture: pairIdsWithLogprobs(call.promptIds, outputIds, pairs?.map((p) => p[0])),
     engineUrl: reply.engineUrl,
     attempts: reply.attempts,

@@ -8,7 +8,7 @@ import type { PivotRequest } from "../pivot.ts";
 import type { Backend, EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
 import type { EngineClient } from "./engine-client.ts";
-import { finishReasonOf } from "./openai-chat.ts";
+import { finishReasonOf, stopSequenceOf } from "./openai-chat.ts";
 import type { TitoEngine } from "./options.ts";
 import { sglangGenerate, vllmCompletions, type TokenEngine } from "./tito-engines.ts";
 import { TokenSpliceCache } from "./token-splice.ts";
@@ -66,13 +66,16 @@ export class TitoBackend implements Backend {
     const parseToolCalls = request.tools.length > 0 && request.toolChoice !== "none";
     const parsed = parseQwen3Output(completion.text, { parseToolCalls });
     const toolCalls = parsed.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+    const finishReason = finishReasonOf(completion.finishReason, toolCalls.length > 0);
+    const stopSequence = stopSequenceOf(finishReason, completion.matchedStop);
     const response = {
       id: completion.id ?? `chatcmpl-${crypto.randomUUID()}`,
       model: request.model,
       content: parsed.content,
       ...(parsed.reasoning !== undefined && { reasoning: parsed.reasoning }),
       toolCalls,
-      finishReason: finishReasonOf(completion.finishReason, toolCalls.length > 0),
+      finishReason,
+      ...(stopSequence !== undefined && { stopSequence }),
       usage: usageOf(completion.capture, undefined),
     };
     const capture = completion.capture;

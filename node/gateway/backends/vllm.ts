@@ -10,7 +10,8 @@
 // the EOS token when generation stopped on it), `choices[0].logprobs.content[]` built by
 // `_create_chat_logprobs`, which iterates over the same `token_ids` — one entry per sampled id,
 // EOS included, logprob clamped at -9999.0. `top_logprobs: 0` asks SamplingParams.logprobs=0:
-// the sampled token's logprob only.
+// the sampled token's logprob only. `choices[0].stop_reason` is the matched stop string, a stop
+// token id (stop_token_ids), or null (EOS, length) — a string becomes the pivot's stopSequence.
 import { z } from "zod";
 import type { Backend, EngineCall, EngineResult, TokenCapture } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
@@ -25,6 +26,7 @@ const VllmChatResponse = z.object({
       z.object({
         message: WireChatMessage,
         finish_reason: z.string().nullable().optional(),
+        stop_reason: z.union([z.string(), z.number()]).nullable().optional(),
         token_ids: z.array(z.number().int()).nullable().optional(),
         logprobs: z
           .object({ content: z.array(z.object({ logprob: z.number() })).nullable().optional() })
@@ -67,6 +69,7 @@ export class VllmBackend implements Backend {
       model: call.request.model,
       message: choice.message,
       finishReason: choice.finish_reason,
+      matchedStop: choice.stop_reason,
       usage: usageOf(capture, reply.data.usage),
     });
     const notes = callNotes(reply.attempts, capture);
