@@ -2,12 +2,13 @@
 // server): the SDK's own request goes through parseRequest, and its parsers read what we render.
 import { afterEach, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
-import type { RecordedCall } from "../protocol/calls.ts";
 import { PolarError } from "../node/errors.ts";
 import { engineHttpError } from "../node/gateway/backends/engine-errors.ts";
 import { anthropicDialect } from "../node/gateway/dialects/anthropic/index.ts";
 import type { PivotRequest, PivotResponse } from "../node/gateway/pivot.ts";
-import { startStack } from "./helpers/stack.ts";
+import { getTokenizer } from "../node/tokenizer/index.ts";
+import { BACKEND_MATRIX, expectTokenFaithfulLoop, startMatrixStack, type BackendConfig } from "./helpers/backend-matrix.ts";
+import type { Stack, StackOptions } from "./helpers/stack.ts";
 
 /** What the dialect answers: a pivot response, or an error before / during the stream. */
 type Outcome = { response: PivotResponse } | { error: PolarError } | { response: PivotResponse; streamError: PolarError };
@@ -208,7 +209,8 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// End to end: the SDK → gateway (port 0) → vllm backend → mock engine, two-turn tool loop.
+// End to end: the SDK → gateway (port 0) → backend → mock engine, two-turn tool loop, once per
+// backend configuration of test/helpers/backend-matrix.ts.
 
 
 const BASH_TOOL = {
@@ -221,14 +223,14 @@ const BASH_TOOL = {
   },
 };
 
-describe("end to end through the gateway", () => {
+describe.each(BACKEND_MATRIX)("end to end through the gateway, $name backend", (config: BackendConfig) => {
   const stacks: { stop(): Promise<void> }[] = [];
   afterEach(async () => {
     for (const stack of stacks.splice(0)) await stack.stop();
   });
 
-  async function startSession() {
-    const stack = await startStack();
+  async function startSession(options: StackOptions = {}) {
+    const stack = await startMatrixStack(config, options);
     stacks.push(stack);
     const session = await stack.session({ test: "anthropic-e2e" });
     return { stack, session };
@@ -260,7 +262,7 @@ describe("end to end through the gateway", () => {
     return toolUse.id;
   }
 
-  async function expectRecorded(stack: { calls(id: string): Promise<RecordedCall[]> }, sessionId: string, toolUseId: string, stream: boolean) {
+  async function expectRecorded(stack: Stack, sessionId: string, toolUseId: string, stream: boolean) {
     const calls = await stack.calls(sessionId);
     expect(calls.map((call) => [call.seq, call.dialect, call.request.stream, call.response?.finishReason])).toEqual([
       [calls[0]?.seq, "anthropic", stream, "tool_calls"],
@@ -284,10 +286,7 @@ describe("end to end through the gateway", () => {
       },
     ]);
     // …so the second prompt extends the first prompt plus the sampled tokens (token-faithful history).
-    const [first, second] = calls;
-    expect(first?.promptIds?.length ?? 0).toBeGreaterThan(0);
-    const firstTurn = [...(first?.promptIds ?? []), ...(first?.outputIds ?? [])];
-    expect(second?.promptIds?.slice(0, firstTurn.length)).toEqual(firstTurn);
+    await expectTokenFaithfulLoop(stack, config, calls);
   }
 
   test("non-streaming, key in x-api-key", async () => {
@@ -355,6 +354,49 @@ describe("end to end through the gateway", () => {
     expect(call?.request.messages.map((message) => message.role)).toEqual(["system", "user", "system"]);
     expect(call?.request.tools.map((tool) => tool.name)).toEqual(["Bash", "DeferredToolPlaceholder"]);
     expect(call?.request.thinking).toBe(true);
+  });
+
+  /** The stop string ends the sampled text mid-sentence; the engine reports which one matched. */
+  const STOP_SCRIPT = { steps: [{ text: "Alpha beta. STOP gamma delta." }] };
+
+  async function expectStopSequenceCall(stack: Stack, sessionId: string, stream: boolean) {
+    const [call] = await stack.calls(sessionId);
+    expect(call?.request.stream).toBe(stream);
+    expect(call?.request.sampling.stop).toEqual(["never-there", "STOP"]);
+    expect(call?.response?.finishReason).toBe("stop");
+    expect(call?.response?.stopSequence).toBe("STOP");
+    // The token that completed "STOP" was sampled, so it is recorded; nothing after it, no EOS.
+    const sampled = getTokenizer().decode(call?.outputIds ?? []);
+    expect(sampled).toContain("STOP");
+    expect(sampled).not.toContain("gamma");
+    expect(call?.logprobs).toHaveLength(call?.outputIds?.length ?? -1);
+  }
+
+  test("stop_sequences: stop_reason stop_sequence end to end, non-streaming", async () => {
+    const { stack, session } = await startSession({ engine: { script: STOP_SCRIPT } });
+    const client = new Anthropic({ apiKey: session.token, baseURL: stack.gateway.url, maxRetries: 0 });
+    const message = await client.messages.create({
+      model: "fake-model",
+      max_tokens: 256,
+      messages: [{ role: "user", content: "Say something." }],
+      stop_sequences: ["never-there", "STOP"],
+    });
+    expect(message.stop_reason).toBe("stop_sequence");
+    expect(message.stop_sequence).toBe("STOP");
+    const texts = message.content.flatMap((block) => (block.type === "text" ? [block.text.trim()] : []));
+    expect(texts).toEqual(["Alpha beta."]);
+    await expectStopSequenceCall(stack, session.id, false);
+  });
+
+  test("stop_sequences: stop_reason stop_sequence end to end, streamed to finalMessage()", async () => {
+    const { stack, session } = await startSession({ engine: { script: STOP_SCRIPT } });
+    const client = new Anthropic({ apiKey: "ignored-by-path-auth", baseURL: session.anthropic_base_url, maxRetries: 0 });
+    const message = await client.messages
+      .stream({ model: "fake-model", max_tokens: 256, messages: [{ role: "user", content: "Say something." }], stop_sequences: ["never-there", "STOP"] })
+      .finalMessage();
+    expect([message.stop_reason, message.stop_sequence]).toEqual(["stop_sequence", "STOP"]);
+    expect(message.content.flatMap((block) => (block.type === "text" ? [block.text.trim()] : []))).toEqual(["Alpha beta."]);
+    await expectStopSequenceCall(stack, session.id, true);
   });
 
   test("count_tokens through the SDK", async () => {

@@ -1,11 +1,12 @@
-// End to end for the two OpenAI dialects: the official `openai` SDK → gateway (port 0) → vllm
-// backend → mock engine, the two-turn tool loop every harness runs (tool call, tool result, final
-// text), streaming and not, for Chat Completions (Qwen/Pi shapes) and Responses (codex shapes).
+// End to end for the two OpenAI dialects: the official `openai` SDK → gateway (port 0) → backend
+// → mock engine, the two-turn tool loop every harness runs (tool call, tool result, final text),
+// streaming and not, for Chat Completions (Qwen/Pi shapes) and Responses (codex shapes) — once per
+// backend configuration of test/helpers/backend-matrix.ts.
 import { afterEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import type { RecordedCall } from "../protocol/calls.ts";
-import { startStack } from "./helpers/stack.ts";
-
+import { BACKEND_MATRIX, expectTokenFaithfulLoop, startMatrixStack, type BackendConfig } from "./helpers/backend-matrix.ts";
+import { startStack, type Stack } from "./helpers/stack.ts";
 
 /** Request params without `stream`: each test decides how it sends them. */
 type ChatParams = Omit<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming, "stream">;
@@ -44,35 +45,33 @@ const RESPONSES_TOOLS = [
   { type: "web_search" },
 ] as unknown as OpenAI.Responses.Tool[];
 
-describe("OpenAI dialects end to end through the gateway", () => {
+describe.each(BACKEND_MATRIX)("OpenAI dialects end to end through the gateway, $name backend", (config: BackendConfig) => {
   const stacks: { stop(): Promise<void> }[] = [];
   afterEach(async () => {
     for (const stack of stacks.splice(0)) await stack.stop();
   });
 
   async function startSession() {
-    const stack = await startStack();
+    const stack = await startMatrixStack(config);
     stacks.push(stack);
     const session = await stack.session({ test: "openai-e2e" });
     return { stack, session };
   }
 
-  function expectRecorded(calls: RecordedCall[], dialect: RecordedCall["dialect"], stream: boolean): void {
+  async function expectRecorded(stack: Stack, calls: RecordedCall[], dialect: RecordedCall["dialect"], stream: boolean): Promise<void> {
     expect(calls.map((call) => [call.dialect, call.request.stream, call.response?.finishReason])).toEqual([
       [dialect, stream, "tool_calls"],
       [dialect, stream, "stop"],
     ]);
-    expect(calls[0]?.promptIds?.length ?? 0).toBeGreaterThan(0);
     expect(calls[1]?.request.messages.at(-1)?.role).toBe("tool");
     // The assistant turn the client sent back is the turn the engine produced (whitespace-only
     // text beside tool calls is shown as no text)…
     const answered = calls[0]?.response;
     const echoed = calls[1]?.request.messages.filter((message) => message.role === "assistant");
     const shown = answered?.content.trim() ? answered.content : "";
-    expect(echoed).toEqual([{ role: "assistant", content: shown, reasoning: answered?.reasoning, toolCalls: answered?.toolCalls }]);    // …so the second prompt extends the first prompt plus the sampled tokens (token-faithful history).
-    const [first, second] = calls;
-    const firstTurn = [...(first?.promptIds ?? []), ...(first?.outputIds ?? [])];
-    expect(second?.promptIds?.slice(0, firstTurn.length)).toEqual(firstTurn);
+    expect(echoed).toEqual([{ role: "assistant", content: shown, reasoning: answered?.reasoning, toolCalls: answered?.toolCalls }]);
+    // …so the second prompt extends the first prompt plus the sampled tokens (token-faithful history).
+    await expectTokenFaithfulLoop(stack, config, calls);
   }
 
   /** Turn 1 gets a shell call; turn 2 sends its result (Qwen's array-of-parts shape) and gets "Done.". */
@@ -109,7 +108,7 @@ describe("OpenAI dialects end to end through the gateway", () => {
     const { stack, session } = await startSession();
     const client = new OpenAI({ apiKey: session.token, baseURL: `${stack.gateway.url}/v1`, maxRetries: 0 });
     await chatToolLoop((params) => client.chat.completions.create(params));
-    expectRecorded(await stack.calls(session.id), "chat", false);
+    await expectRecorded(stack, await stack.calls(session.id), "chat", false);
   });
 
   test("chat completions, streaming with include_usage (like Qwen Code and Pi), /s/<token> base URL", async () => {
@@ -121,7 +120,7 @@ describe("OpenAI dialects end to end through the gateway", () => {
       expect(final.usage?.completion_tokens ?? 0).toBeGreaterThan(0);
       return final;
     });
-    expectRecorded(await stack.calls(session.id), "chat", true);
+    await expectRecorded(stack, await stack.calls(session.id), "chat", true);
   });
 
   /** codex's loop: developer items, echoed output items, then function_call_output. */
@@ -166,7 +165,7 @@ describe("OpenAI dialects end to end through the gateway", () => {
     const { stack, session } = await startSession();
     const client = new OpenAI({ apiKey: session.token, baseURL: `${stack.gateway.url}/v1`, maxRetries: 0 });
     await responsesToolLoop((params) => client.responses.create(params));
-    expectRecorded(await stack.calls(session.id), "responses", false);
+    await expectRecorded(stack, await stack.calls(session.id), "responses", false);
   });
 
   test("responses, streaming like codex: stream().finalResponse(), /s/<token> base URL", async () => {
@@ -174,9 +173,23 @@ describe("OpenAI dialects end to end through the gateway", () => {
     const client = new OpenAI({ apiKey: "ignored-by-path-auth", baseURL: session.openai_base_url, maxRetries: 0 });
     await responsesToolLoop((params) => client.responses.stream(params).finalResponse());
     const calls = await stack.calls(session.id);
-    expectRecorded(calls, "responses", true);
+    await expectRecorded(stack, calls, "responses", true);
     expect(calls[0]?.request.tools.map((tool) => tool.name)).toEqual(["exec_command", "multi_agent_v1__spawn_agent"]);
   });
+});
+
+describe("OpenAI dialects: errors through the gateway", () => {
+  const stacks: { stop(): Promise<void> }[] = [];
+  afterEach(async () => {
+    for (const stack of stacks.splice(0)) await stack.stop();
+  });
+
+  async function startSession() {
+    const stack = await startStack();
+    stacks.push(stack);
+    const session = await stack.session({ test: "openai-e2e-errors" });
+    return { stack, session };
+  }
 
   test("an unknown key is refused with the SDK's AuthenticationError", async () => {
     const { stack } = await startSession();

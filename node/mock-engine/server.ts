@@ -1,5 +1,5 @@
 // Why: the in-process factory tests use (port 0) and the CLI runs: one Bun.serve around the
-// dialect's hono app, with a live call counter and a clean stop.
+// dialect's hono app, with a live call counter, a request log and a clean stop.
 import type { Hono } from "hono";
 import type { EngineContext } from "./context.ts";
 import { CallGate } from "./faults.ts";
@@ -14,6 +14,8 @@ export interface RunningMockEngine {
   stop(): Promise<void>;
   /** Generation calls received so far (chat, completions, /generate). */
   readonly calls: number;
+  /** `METHOD /path` of every request received, in arrival order (which API a client used). */
+  readonly requests: readonly string[];
 }
 
 export function mockEngineApp(ctx: EngineContext): Hono {
@@ -24,8 +26,13 @@ export async function startMockEngine(input: MockEngineOptionsInput = {}): Promi
   const options = MockEngineOptionsSchema.parse(input);
   const ctx: EngineContext = { options, model: new MockModel(options), gate: new CallGate(options) };
   const app = mockEngineApp(ctx);
+  const requests: string[] = [];
+  const fetch = (request: Request) => {
+    requests.push(`${request.method} ${new URL(request.url).pathname}`);
+    return app.fetch(request);
+  };
   // idleTimeout 0: hung calls and slow latency models must not be cut by the server.
-  const server = Bun.serve({ hostname: options.host, port: options.port, fetch: app.fetch, idleTimeout: 0 });
+  const server = Bun.serve({ hostname: options.host, port: options.port, fetch, idleTimeout: 0 });
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${server.port}`,
@@ -34,6 +41,9 @@ export async function startMockEngine(input: MockEngineOptionsInput = {}): Promi
     },
     get calls() {
       return ctx.gate.calls;
+    },
+    get requests() {
+      return requests;
     },
   };
 }

@@ -10,7 +10,7 @@ import { createBackend } from "../../node/gateway/backends/index.ts";
 import type { BackendKind, BackendOptionsInput } from "../../node/gateway/backends/options.ts";
 import type { GatewayConfigInput } from "../../node/gateway/config.ts";
 import { startGateway, type RunningGateway } from "../../node/gateway/server.ts";
-import { startMockEngine, type MockEngineOptionsInput } from "../../node/mock-engine/index.ts";
+import { startMockEngine, type MockEngineOptionsInput, type RunningMockEngine } from "../../node/mock-engine/index.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 export const ENGINE_MODEL = "Qwen/Qwen3-8B";
@@ -26,6 +26,8 @@ export interface StackOptions {
 
 export interface Stack {
   engineUrl: string;
+  /** The mock engine itself (its request log tells which engine API the backend used). */
+  engine: RunningMockEngine;
   gateway: RunningGateway;
   dbPath: string;
   /** Creates a session through the admin API. */
@@ -51,6 +53,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   let gatewayStopped = false;
   return {
     engineUrl: engine.url,
+    engine,
     gateway,
     dbPath,
     async session(metadata = {}) {
