@@ -1,9 +1,11 @@
 // Why: trajectory rebuilding decides how many tokens a trainer must process and how faithful
 // they are; this ablation compares the four strategies on multi-turn sessions recorded through
-// the real gateway (OpenAI SDK → gateway → vllm backend → mock engine with the real Qwen3
-// template), and times rebuilding at 10, 100 and 1,000 calls to show it is linear in tokens.
+// the real gateway (→ vllm backend → mock engine with the real Qwen3 template): synthetic
+// sessions from a small OpenAI-SDK agent loop, and sessions of the REAL harness CLIs (Pi, Qwen
+// Code, Codex, Claude Code; 24 shell steps, thinking on and off, plus Pi with a second query and
+// Pi compacting); and it times rebuilding at 10, 100 and 1,000 calls to show it is linear.
 //
-//   bun bench/trajectories.ts [--repeat 5]
+//   bun bench/trajectories.ts [--repeat 5] [--only synthetic|real|timing]
 //
 // Prints markdown for the "Trajectories" section of bench/RESULTS.md.
 import OpenAI from "openai";
@@ -14,10 +16,13 @@ import { rebuild } from "../node/trajectory/index.ts";
 import { GatewayAgent, loopScript, type GatewayAgentOptions } from "../node/trajectory/testing/gateway-agent.ts";
 import { qwen3Tokenizer } from "../node/trajectory/testing/qwen3.ts";
 import { startStack, type Stack } from "../test/helpers/stack.ts";
+import { recordRealCliSessions } from "../test/helpers/real-cli-scenarios.ts";
 
-const { values } = parseArgs({ options: { repeat: { type: "string" } } });
+const { values } = parseArgs({ options: { repeat: { type: "string" }, only: { type: "string" } } });
 const REPEAT = Number(values.repeat ?? 5);
+const ONLY = values.only;
 const TOOL_TURNS = 7;
+const REAL_CLI_TURNS = 24;
 const tokenizer = qwen3Tokenizer();
 
 const MAIN_SYSTEM = "You are a coding agent working in a TypeScript repository. Use bash to inspect files.";
@@ -86,7 +91,21 @@ const nonZero = (counts: Record<string, number>) =>
     .map(([k, n]) => `${k} ${n}`)
     .join(", ") || "—";
 
-async function main(): Promise<void> {
+function printTableHeader(): void {
+  console.log("| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | splits (cause) | normalisations | rebuild ms |");
+  console.log("|---|---:|---:|---:|---:|---:|---|---|---:|");
+}
+
+function printStrategyRows(calls: RecordedCall[]): void {
+  for (const strategy of STRATEGIES) {
+    const { stats, ms } = timed(calls, strategy);
+    console.log(
+      `| ${strategy} | ${stats.traces} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
+    );
+  }
+}
+
+async function syntheticSessions(): Promise<void> {
   const stack = await startStack({ engine: { script: loopScript(3, TOOL_TURNS) } });
   try {
     const sessions: [string, RecordedCall[]][] = [
@@ -96,19 +115,25 @@ async function main(): Promise<void> {
     ];
     for (const [name, calls] of sessions) {
       console.log(`\n#### ${name} — ${calls.length} calls, ${recordedTokens(calls).toLocaleString("en")} recorded tokens\n`);
-      console.log("| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | splits (cause) | normalisations | rebuild ms |");
-      console.log("|---|---:|---:|---:|---:|---:|---|---|---:|");
-      for (const strategy of STRATEGIES) {
-        const { stats, ms } = timed(calls, strategy);
-        console.log(
-          `| ${strategy} | ${stats.traces} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
-        );
-      }
+      printTableHeader();
+      printStrategyRows(calls);
     }
-
   } finally {
     await stack.stop();
   }
+}
+
+/** Sessions of the real CLIs, recorded now (each run takes seconds). */
+async function realCliSessions(): Promise<void> {
+  const sessions = await recordRealCliSessions(REAL_CLI_TURNS, (line) => console.error(line));
+  for (const { name, calls, runMs } of sessions) {
+    console.log(`\n#### REAL CLI: ${name} — ${calls.length} calls, ${recordedTokens(calls).toLocaleString("en")} recorded tokens, CLI run ${(runMs / 1000).toFixed(1)} s\n`);
+    printTableHeader();
+    printStrategyRows(calls);
+  }
+}
+
+async function linearity(): Promise<void> {
   // One conversation of 49 tool calls and an answer per block; the harness compacts between blocks.
   const longStack = await startStack({ engine: { script: loopScript(1, 49) } });
   try {
@@ -129,4 +154,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (!ONLY || ONLY === "synthetic") await syntheticSessions();
+if (!ONLY || ONLY === "real") await realCliSessions();
+if (!ONLY || ONLY === "timing") await linearity();
