@@ -2,16 +2,20 @@
 // calling the engine directly (same body, same engine), at 1 and 32 concurrent sessions, with a
 // small and a ~100 KB coding-agent-shaped body, streaming and not, and the gateway's memory.
 //
-//   bun bench/gateway.ts [--requests-per-session 10] [--ttft-ms 50]
+//   bun bench/gateway.ts [--requests-per-session 10] [--ttft-ms 50] [--pin]
 //
 // The engine (mock, emulating `--ttft-ms` per call) and the gateway run as separate processes,
-// so the RSS printed is the gateway's alone.
+// so the RSS printed is the gateway's alone. On a 2-core machine the mock engine's own CPU work
+// (template rendering, tokenizing) and the load generator compete with the gateway, which a GPU
+// engine would not; `--pin` gives the gateway CPU 1 and the engine + load generator CPU 0 (taskset),
+// the way a node agent runs beside vLLM on a GPU host.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 
-const { values } = parseArgs({ options: { "requests-per-session": { type: "string" }, "ttft-ms": { type: "string" } } });
+const { values } = parseArgs({ options: { "requests-per-session": { type: "string" }, "ttft-ms": { type: "string" }, pin: { type: "boolean" } } });
+const PIN = values.pin === true;
 const PER_SESSION = Number(values["requests-per-session"] ?? 10);
 const TTFT_MS = Number(values["ttft-ms"] ?? 50);
 const ADMIN = "bench-admin-token-0123456789";
@@ -99,9 +103,11 @@ async function main(): Promise<void> {
   const [enginePort, gatewayPort] = [await freePort(), await freePort()];
   const engineUrl = `http://127.0.0.1:${enginePort}`;
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  const engine = Bun.spawn(["bun", "bin/polar.ts", "mock-engine", "--port", String(enginePort), "--ttft-ms", String(TTFT_MS)], { cwd: ROOT, stderr: "inherit", stdout: "ignore" });
+  const onCpu = (cpu: number) => (PIN ? ["taskset", "-c", String(cpu)] : []);
+  if (PIN) Bun.spawnSync(["taskset", "-cp", "0", String(process.pid)]);
+  const engine = Bun.spawn([...onCpu(0), "bun", "bin/polar.ts", "mock-engine", "--port", String(enginePort), "--ttft-ms", String(TTFT_MS)], { cwd: ROOT, stderr: "inherit", stdout: "ignore" });
   const gateway = Bun.spawn(
-    ["bun", "bin/polar.ts", "gateway", "--port", String(gatewayPort), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, "bench.db"), "--admin-token", ADMIN, "--retries", "0"],
+    [...onCpu(1), "bun", "bin/polar.ts", "gateway", "--port", String(gatewayPort), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, "bench.db"), "--admin-token", ADMIN, "--retries", "0"],
     { cwd: ROOT, stderr: "ignore", stdout: "ignore" },
   );
   try {
@@ -119,7 +125,7 @@ async function main(): Promise<void> {
     await runCase(`${gatewayUrl}/v1/chat/completions`, [warmKey!], agentBody(100_000, false));
     await runCase(`${engineUrl}/v1/chat/completions`, ["x"], agentBody(100_000, false));
 
-    console.log(`engine: mock, ${TTFT_MS} ms per call; ${PER_SESSION} requests per session; machine: ${navigator.hardwareConcurrency} cores`);
+    console.log(`engine: mock, ${TTFT_MS} ms per call; ${PER_SESSION} requests per session; machine: ${navigator.hardwareConcurrency} cores; ${PIN ? "pinned: gateway CPU 1, engine + load CPU 0" : "not pinned"}`);
     console.log("| body | stream | sessions | direct p50 ms | gateway p50 ms | p50 overhead | direct p99 ms | gateway p99 ms | direct req/s | gateway req/s | gateway RSS MiB |");
     console.log("|---|---|---|---|---|---|---|---|---|---|---|");
     let peakRss = 0;

@@ -3,6 +3,7 @@
 
 export const ERROR_CODES = [
   "bad_request", // malformed or invalid input from a client
+  "too_large", // a request body over the configured limit
   "unauthorized", // missing / unknown credential
   "forbidden", // a credential used where it does not grant access
   "not_found",
@@ -17,6 +18,7 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 
 const HTTP_STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
+  too_large: 413,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

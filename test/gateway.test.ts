@@ -276,3 +276,15 @@ describe("count_tokens", () => {
     expect(await s.calls(session.id)).toHaveLength(0);
   });
 });
+
+describe("limits", () => {
+  test("a body over the size limit is refused with a readable error, and the server stays up", async () => {
+    const s = await stack({ gateway: { maxBodyBytes: 2048 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const big = await post(`${s.gateway.url}/v1/chat/completions`, chatBody("x".repeat(4096)), key);
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: { message: string } }).error.message).toContain("exceeds 2048 bytes");
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), key)).status).toBe(200);
+  });
+});

@@ -2,7 +2,6 @@
 // store and a backend passed in, so tests, the CLI and the node agent build the same gateway
 // without any module opening sockets or files on import.
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { OpenedStore } from "../store/db.ts";
 import { CallsRepo } from "../store/calls-repo.ts";
 import { SessionsRepo } from "../store/sessions-repo.ts";
@@ -51,13 +50,13 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   });
 
   const app = new Hono();
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: config.maxBodyBytes,
-      onError: (c) => adminError(c, new PolarError("bad_request", `request body exceeds ${config.maxBodyBytes} bytes`)),
-    }),
-  );
+  // A declared body over the limit gets a readable 413 here; Bun.serve's own cap (server.ts)
+  // bounds chunked bodies. (hono's bodyLimit would re-stream every body through a byte counter.)
+  app.use("*", async (c, next) => {
+    const declared = Number(c.req.header("content-length") ?? 0);
+    if (declared > config.maxBodyBytes) return adminError(c, new PolarError("too_large", `request body exceeds ${config.maxBodyBytes} bytes`));
+    await next();
+  });
   app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
   app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories: new TrajectoryService(calls, () => trajectoryTokenizer(config.tokenizer)), baseUrl: () => baseUrl }));
   app.route("/v1/admin", adminRoutes(auth, gate));

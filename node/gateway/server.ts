@@ -21,7 +21,8 @@ export async function startGateway(input: GatewayConfigInput, backend: Backend):
     fetch: gateway.app.fetch,
     // An engine call can take minutes; Bun's default 10 s idle timeout would cut it.
     idleTimeout: 0,
-    maxRequestBodySize: config.maxBodyBytes,
+    // Headroom so a declared-length body over the limit reaches the app's readable 413.
+    maxRequestBodySize: config.maxBodyBytes + 64 * 1024,
   });
   const url = `http://${config.host}:${server.port}`;
   gateway.setBaseUrl(url);

@@ -2,7 +2,7 @@
 // An agent re-sends its whole context each turn, so both the prompt ids and the request's
 // messages are stored as (an earlier call, how much of it is shared, the new tail): a long
 // session costs its unique tokens and messages, not turns × context.
-import { and, asc, count, eq, lte, max } from "drizzle-orm";
+import { and, asc, count, eq, lte, max, sql } from "drizzle-orm";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message } from "../../protocol/chat.ts";
 import type { NodeDb } from "./db.ts";
@@ -26,19 +26,32 @@ interface Base {
 }
 
 type CallRow = typeof calls.$inferSelect;
+type CallInsert = typeof calls.$inferInsert;
+
+/** The insert every LLM call makes, built once (query building cost more than SQLite's work). */
+function prepareInsert(db: NodeDb) {
+  const columns = Object.keys(calls).filter((k) => k !== "enableRLS") as Array<keyof CallInsert>;
+  return db
+    .insert(calls)
+    .values(Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as CallInsert)
+    .prepare();
+}
 
 export class CallsRepo {
   /** Recent calls of each session, newest last (rebuilt from disk on demand). */
   private readonly recent = new Map<string, Expanded[]>();
+  private readonly insertStatement: ReturnType<typeof prepareInsert>;
 
-  constructor(private readonly db: NodeDb) {}
+  constructor(private readonly db: NodeDb) {
+    this.insertStatement = prepareInsert(db);
+  }
 
   async insert(call: RecordedCall): Promise<void> {
     const expanded = expand(call);
     const candidates = await this.recentOf(call.sessionId);
     const promptBase = call.promptIds ? longestBase(candidates, (c) => (c.context ? commonPrefixLength(c.context, call.promptIds!) : 0)) : undefined;
     const messagesBase = longestBase(candidates, (c) => commonPrefixLength(c.messages, expanded.messages));
-    await this.db.insert(calls).values({
+    const row: CallInsert = {
       sessionId: call.sessionId,
       seq: call.seq,
       dialect: call.dialect,
@@ -59,7 +72,8 @@ export class CallsRepo {
       error: call.error,
       notes: call.notes,
       startedAt: call.startedAt,
-    });
+    };
+    await this.insertStatement.execute(row);
     candidates.push(expanded);
     if (candidates.length > RECENT_PER_SESSION) candidates.shift();
   }

@@ -13,6 +13,7 @@
 // from sglang 0.5.13 on; an older server answers without them and the call is recorded text-only
 // with the reason in its notes.
 import { z } from "zod";
+import { TokenIds } from "./wire-tokens.ts";
 import type { Backend, EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
 import type { EngineClient } from "./engine-client.ts";
@@ -38,7 +39,7 @@ const SglangChatResponse = z.object({
         message: WireChatMessage,
         finish_reason: z.string().nullable().optional(),
         matched_stop: z.union([z.string(), z.number()]).nullable().optional(),
-        prompt_token_ids: z.array(z.number().int()).nullable().optional(),
+        prompt_token_ids: TokenIds.nullable().optional(),
         meta_info: SglangMetaInfo.nullable().optional(),
       }),
     )

@@ -14,6 +14,7 @@
 // `return_logprob`; answers `{text, output_ids, meta_info:{id, finish_reason:{type, matched?},
 // output_token_logprobs:[[logprob, id, text|null], …]}}`.
 import { z } from "zod";
+import { TokenIds } from "./wire-tokens.ts";
 import type { PivotSampling } from "../pivot.ts";
 import type { CaptureOutcome } from "./capture.ts";
 import type { EngineClient } from "./engine-client.ts";
@@ -51,8 +52,8 @@ const VllmCompletionResponse = z.object({
         text: z.string(),
         finish_reason: z.string().nullable().optional(),
         stop_reason: z.union([z.string(), z.number()]).nullable().optional(),
-        token_ids: z.array(z.number().int()).nullable().optional(),
-        prompt_token_ids: z.array(z.number().int()).nullable().optional(),
+        token_ids: TokenIds.nullable().optional(),
+        prompt_token_ids: TokenIds.nullable().optional(),
         logprobs: z.object({ token_logprobs: z.array(z.number().nullable()) }).nullable().optional(),
       }),
     )
@@ -91,7 +92,7 @@ export const vllmCompletions: TokenEngine = async (client, call) => {
 
 const SglangGenerateResponse = z.object({
   text: z.string(),
-  output_ids: z.array(z.number().int()).optional(),
+  output_ids: TokenIds.optional(),
   meta_info: SglangMetaInfo.and(
     z.object({
       id: z.string().optional(),

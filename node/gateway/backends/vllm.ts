@@ -13,6 +13,7 @@
 // the sampled token's logprob only. `choices[0].stop_reason` is the matched stop string, a stop
 // token id (stop_token_ids), or null (EOS, length) — a string becomes the pivot's stopSequence.
 import { z } from "zod";
+import { LogprobEntries, TokenIds } from "./wire-tokens.ts";
 import type { Backend, EngineCall, EngineResult, TokenCapture } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 import { callNotes, usageOf } from "./capture.ts";
@@ -20,16 +21,16 @@ import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatMessage
 
 const VllmChatResponse = z.object({
   id: z.string().optional(),
-  prompt_token_ids: z.array(z.number().int()).nullable().optional(),
+  prompt_token_ids: TokenIds.nullable().optional(),
   choices: z
     .array(
       z.object({
         message: WireChatMessage,
         finish_reason: z.string().nullable().optional(),
         stop_reason: z.union([z.string(), z.number()]).nullable().optional(),
-        token_ids: z.array(z.number().int()).nullable().optional(),
+        token_ids: TokenIds.nullable().optional(),
         logprobs: z
-          .object({ content: z.array(z.object({ logprob: z.number() })).nullable().optional() })
+          .object({ content: LogprobEntries.nullable().optional() })
           .nullable()
           .optional(),
       }),

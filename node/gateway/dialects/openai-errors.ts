@@ -14,6 +14,7 @@ export interface OpenAiErrorObject {
 
 const TYPE_AND_CODE: Record<ErrorCode, { type: string; code: string | null }> = {
   bad_request: { type: "invalid_request_error", code: null },
+  too_large: { type: "invalid_request_error", code: "request_too_large" },
   unauthorized: { type: "invalid_request_error", code: "invalid_api_key" },
   forbidden: { type: "invalid_request_error", code: "permission_denied" },
   not_found: { type: "invalid_request_error", code: "not_found" },

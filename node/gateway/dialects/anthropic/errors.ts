@@ -9,6 +9,7 @@ export const ANTHROPIC_ERROR_TYPES = [
   "authentication_error",
   "permission_error",
   "not_found_error",
+  "request_too_large",
   "timeout_error",
   "api_error",
   "overloaded_error",
@@ -17,6 +18,7 @@ export type AnthropicErrorType = (typeof ANTHROPIC_ERROR_TYPES)[number];
 
 const ERROR_TYPE: Record<ErrorCode, AnthropicErrorType> = {
   bad_request: "invalid_request_error",
+  too_large: "request_too_large",
   unauthorized: "authentication_error",
   forbidden: "permission_error",
   not_found: "not_found_error",

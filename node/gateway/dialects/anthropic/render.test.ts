@@ -157,6 +157,7 @@ describe("renderStream", () => {
 describe("renderError", () => {
   const expected = {
     bad_request: [400, "invalid_request_error"],
+    too_large: [413, "request_too_large"],
     unauthorized: [401, "authentication_error"],
     forbidden: [403, "permission_error"],
     not_found: [404, "not_found_error"],
