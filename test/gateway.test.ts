@@ -200,6 +200,15 @@ describe("recording", () => {
     expect(call!.engineUrl).toBe(s.engineUrl);
   });
 
+  test("concurrent calls of one session get distinct, gap-free sequence numbers", async () => {
+    const s = await stack({ engine: { ttftMs: 20 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const statuses = await Promise.all(Array.from({ length: 12 }, (_, i) => post(`${s.gateway.url}/v1/chat/completions`, chatBody(`sub-agent ${i}`), key).then((r) => r.status)));
+    expect(statuses.every((st) => st === 200)).toBe(true);
+    expect((await s.calls(session.id)).map((c) => c.seq)).toEqual([...Array(12).keys()]);
+  });
+
   test("a gateway restart keeps every recorded call, and new calls continue the sequence", async () => {
     const first = await stack();
     const session = await first.session();

@@ -74,6 +74,10 @@ export class CallPath {
     const previous = this.nextSeqs.get(sessionId) ?? this.calls.lastSeq(sessionId);
     const next = previous.then((seq) => seq + 1);
     this.nextSeqs.set(sessionId, next);
+    // A failed store read must not poison the session's chain: the next call reads again.
+    next.catch(() => {
+      if (this.nextSeqs.get(sessionId) === next) this.nextSeqs.delete(sessionId);
+    });
     return next;
   }
 }
