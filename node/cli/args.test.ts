@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type FlagSpecs, UsageError, helpText, intFlag, listFlag, numberFlag, parseFlags } from "./args.ts";
+import { type FlagSpecs, UsageError, helpText, intFlag, listFlag, numberFlag, oneOf, parseFlags } from "./args.ts";
 
 const SPECS: FlagSpecs = {
   port: { type: "string", help: "port", default: "8300" },
@@ -21,6 +21,12 @@ describe("parseFlags", () => {
     expect(() => intFlag(values, "port")).toThrow("--port expects a number");
     expect(() => intFlag(parseFlags("x", "t", SPECS, ["--port", "1.5"])!, "port")).toThrow("--port expects an integer");
     expect(numberFlag(parseFlags("x", "t", SPECS, ["--port", "0.5"])!, "port")).toBe(0.5);
+  });
+
+  test("oneOf accepts only its choices", () => {
+    const specs: FlagSpecs = { mode: { type: "string", help: "mode" } };
+    expect(oneOf(parseFlags("x", "t", specs, ["--mode", "b"])!, "mode", ["a", "b"] as const)).toBe("b");
+    expect(() => oneOf(parseFlags("x", "t", specs, ["--mode", "c"])!, "mode", ["a", "b"] as const)).toThrow("--mode must be one of a, b");
   });
 
   test("--help prints every flag with its default and returns null", () => {

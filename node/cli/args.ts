@@ -67,3 +67,10 @@ export function listFlag(values: ParsedFlags, name: string): string[] {
   const raw = values[name];
   return Array.isArray(raw) ? raw : typeof raw === "string" ? [raw] : [];
 }
+
+/** A string flag restricted to `choices`; a usage error names them. */
+export function oneOf<T extends string>(values: ParsedFlags, name: string, choices: readonly T[]): T | undefined {
+  const value = stringFlag(values, name);
+  if (value !== undefined && !(choices as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${choices.join(", ")}, got "${value}"`);
+  return value as T | undefined;
+}

@@ -1,8 +1,8 @@
 // Why: `polar gateway` — turns flags and environment into a validated gateway config and a
 // backend, starts the server, and stops cleanly on SIGINT/SIGTERM.
 import { randomBytes } from "node:crypto";
-import { type FlagSpecs, UsageError, intFlag, listFlag, numberFlag, parseFlags, stringFlag } from "../cli/args.ts";
-import { BACKEND_KINDS, type BackendKind } from "./backends/options.ts";
+import { type FlagSpecs, UsageError, intFlag, listFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { BACKEND_KINDS, SGLANG_MODES, TITO_ENGINES, type BackendKind } from "./backends/options.ts";
 import { createBackend } from "./backends/index.ts";
 import { startGateway } from "./server.ts";
 
@@ -20,6 +20,9 @@ const FLAGS: FlagSpecs = {
   "timeout-ms": { type: "string", help: "per-call engine deadline", default: "600000" },
   retries: { type: "string", help: "extra engine attempts on connect errors and 5xx", default: "2" },
   "token-splice": { type: "boolean", help: "tito: reuse earlier turns' sampled ids in the prompt" },
+  "tito-engine": { type: "string", help: `tito: engine API that receives token ids: ${TITO_ENGINES.join(" | ")}`, default: "vllm" },
+  "sglang-mode": { type: "string", help: `sglang: ${SGLANG_MODES.join(" | ")} (OpenAI chat endpoint, or /generate with token ids)`, default: "chat" },
+  "sglang-router": { type: "boolean", help: "sglang: --engine URLs are sglang-router URLs; call their workers directly" },
   "max-tokens-cap": { type: "string", help: "cap every call's max_tokens (harnesses ask for up to 32000)" },
   temperature: { type: "string", help: "force this sampling temperature on every call" },
   "top-p": { type: "string", help: "force this top_p on every call" },
@@ -29,17 +32,19 @@ const FLAGS: FlagSpecs = {
 export async function runGatewayCli(argv: string[]): Promise<void> {
   const flags = parseFlags("gateway", "the LLM gateway harnesses call instead of an LLM API", FLAGS, argv);
   if (!flags) return;
-  const kind = stringFlag(flags, "backend") ?? "vllm";
-  if (!(BACKEND_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--backend must be one of ${BACKEND_KINDS.join(", ")}, got "${kind}"`);
+  const kind: BackendKind = oneOf(flags, "backend", BACKEND_KINDS) ?? "vllm";
   const engines = listFlag(flags, "engine");
   const tokenizer = stringFlag(flags, "tokenizer");
-  const backend = createBackend(kind as BackendKind, {
+  const backend = createBackend(kind, {
     urls: engines.length ? engines : ["http://127.0.0.1:8000"],
     model: stringFlag(flags, "model"),
     timeoutMs: intFlag(flags, "timeout-ms"),
     retries: intFlag(flags, "retries"),
     tokenizer,
     tokenSplice: flags["token-splice"] === true,
+    titoEngine: oneOf(flags, "tito-engine", TITO_ENGINES),
+    sglangMode: oneOf(flags, "sglang-mode", SGLANG_MODES),
+    router: flags["sglang-router"] === true,
   });
   let adminToken = stringFlag(flags, "admin-token") ?? process.env.POLAR_ADMIN_TOKEN;
   if (!adminToken) {

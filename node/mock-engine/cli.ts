@@ -1,6 +1,6 @@
 // Why: `polar mock-engine` — run the vLLM/SGLang-compatible mock engine from a shell (demo,
 // manual tests, harness experiments). Flags map one to one onto MockEngineOptions.
-import { type FlagSpecs, UsageError, intFlag, numberFlag, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
 import { DIALECTS, type MockEngineOptionsInput } from "./options.ts";
 import { loadScriptFile } from "./script.ts";
 import { startMockEngine } from "./server.ts";
@@ -26,10 +26,7 @@ const FLAGS: FlagSpecs = {
 export function parseMockEngineArgs(argv: string[]): MockEngineOptionsInput | null {
   const values = parseFlags("mock-engine", SUMMARY, FLAGS, argv);
   if (!values) return null;
-  const dialect = stringFlag(values, "dialect");
-  if (dialect !== undefined && !(DIALECTS as readonly string[]).includes(dialect)) {
-    throw new UsageError(`--dialect must be one of ${DIALECTS.join(", ")}, got "${dialect}"`);
-  }
+  const dialect = oneOf(values, "dialect", DIALECTS);
   const script = stringFlag(values, "script");
   const options: MockEngineOptionsInput = {
     host: stringFlag(values, "host"),
@@ -46,7 +43,7 @@ export function parseMockEngineArgs(argv: string[]): MockEngineOptionsInput | nu
       ?.split(",")
       .filter((s) => s.trim() !== "")
       .map((s) => intFlag({ "hang-calls": s.trim() }, "hang-calls")!),
-    dialect: dialect as MockEngineOptionsInput["dialect"],
+    dialect,
   };
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as MockEngineOptionsInput;
 }

@@ -1,0 +1,94 @@
+// The `polar` bin as an operator runs it: real processes, flags, a call through them, and a
+// clean stop on SIGTERM with the recorded call still in the SQLite file.
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { CallsRepo } from "../node/store/calls-repo.ts";
+import { openNodeStore } from "../node/store/db.ts";
+
+const BIN = join(import.meta.dir, "..", "bin", "polar.ts");
+const running: Subprocess[] = [];
+const dirs: string[] = [];
+afterEach(() => {
+  for (const p of running.splice(0)) p.kill();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** Starts `polar <args>` and waits for the line announcing its URL. */
+async function start(args: string[], announce: RegExp): Promise<{ proc: Subprocess<"ignore", "pipe", "pipe">; url: string }> {
+  const proc = Bun.spawn(["bun", BIN, ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  running.push(proc);
+  const decoder = new TextDecoder();
+  let seen = "";
+  for (const stream of [proc.stdout, proc.stderr]) {
+    void (async () => {
+      for await (const chunk of stream) seen += decoder.decode(chunk);
+    })();
+  }
+  for (let i = 0; i < 200; i++) {
+    const url = seen.match(announce)?.[1];
+    if (url) return { proc, url };
+    await Bun.sleep(50);
+  }
+  throw new Error(`polar ${args[0]} never announced its URL; output:\n${seen}`);
+}
+
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(["bun", BIN, ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+describe("polar CLI", () => {
+  test("mock-engine + gateway as processes serve a call, and the gateway stops cleanly keeping it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "polar-cli-"));
+    dirs.push(dir);
+    const db = join(dir, "gw.db");
+    const engine = await start(["mock-engine", "--port", "0"], /listening on (http:\/\/\S+)/);
+    const admin = "cli-test-admin-token-0123";
+    const gateway = await start(["gateway", "--port", "0", "--engine", engine.url, "--model", "Qwen/Qwen3-8B", "--db", db, "--admin-token", admin, "--max-tokens-cap", "64"], /listening on (http:\/\/\S+)/);
+
+    const session = (await (await fetch(`${gateway.url}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${admin}` } })).json()) as { id: string; openai_base_url: string };
+    const res = await fetch(`${session.openai_base_url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "any", messages: [{ role: "user", content: "hi" }], max_tokens: 9999 }),
+    });
+    expect(res.status).toBe(200);
+
+    gateway.proc.kill("SIGTERM");
+    expect(await gateway.proc.exited).toBe(0);
+    const store = await openNodeStore(db);
+    const calls = await new CallsRepo(store.db).list(session.id);
+    store.close();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.request.sampling.maxTokens).toBe(64);
+    expect(calls[0]!.outputIds!.length).toBeGreaterThan(0);
+  });
+
+  test("the README's demo runs the mini agent through the gateway and prints what was recorded", async () => {
+    const demo = await run(["demo"]);
+    expect(demo.code).toBe(0);
+    expect(demo.stdout).toContain('out.txt: "hello\\n"');
+    const rows = demo.stdout.split("\n").filter((l) => /^\d+\s+chat\s+\d+\s+\d+/.test(l));
+    expect(rows).toHaveLength(2);
+    expect(demo.stdout).toMatch(/trajectory \(template-aware\): 1 trace\(s\)/);
+  });
+
+  test("bad flags are usage errors (exit 2) that name the flag; --help lists the flags", async () => {
+    const unknown = await run(["gateway", "--bogus"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("bogus");
+    const badBackend = await run(["gateway", "--backend", "tgi"]);
+    expect(badBackend.code).toBe(2);
+    expect(badBackend.stderr).toContain("--backend must be one of vllm, sglang, tito, openai");
+    const badCommand = await run(["launch"]);
+    expect(badCommand.code).toBe(2);
+    expect(badCommand.stderr).toContain('unknown command "launch"');
+    const help = await run(["mock-engine", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("--fail-first");
+  });
+});
