@@ -34,7 +34,10 @@ export const Tool = z.object({
 });
 export type Tool = z.infer<typeof Tool>;
 
-export const ToolChoice = z.union([z.enum(["auto", "none", "required"]), z.object({ name: z.string() })]);
+/** The named tool-choice modes every dialect and engine API shares (OpenAI spelling). */
+export const TOOL_CHOICES = ["auto", "none", "required"] as const;
+
+export const ToolChoice = z.union([z.enum(TOOL_CHOICES), z.object({ name: z.string() })]);
 export type ToolChoice = z.infer<typeof ToolChoice>;
 
 export const Sampling = z.object({

@@ -3,6 +3,7 @@
 // "\n", null content → "", `reasoning`/`reasoning_content` both honoured, tool-call arguments
 // JSON text parsed into objects.
 import { z } from "zod";
+import { TOOL_CHOICES } from "../../protocol/chat.ts";
 import type { RenderOptions, TemplateMessage, TemplateTool } from "../tokenizer/chat-template.ts";
 import { parseArguments } from "../tokenizer/pivot-to-template.ts";
 
@@ -42,7 +43,7 @@ export const ChatCompletionRequest = z
     model: z.string().optional(),
     messages: z.array(WireMessage).min(1),
     tools: z.array(WireTool).nullable().optional(),
-    tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({}).passthrough()]).nullable().optional(),
+    tool_choice: z.union([z.enum(TOOL_CHOICES), z.object({}).passthrough()]).nullable().optional(),
     max_tokens: z.number().int().nullable().optional(),
     max_completion_tokens: z.number().int().nullable().optional(),
     seed: z.number().int().nullable().optional(),

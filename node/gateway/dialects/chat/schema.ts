@@ -2,6 +2,7 @@
 // uses and tolerant of everything else (extra keys are ignored), so real harness requests (Qwen's
 // array tool content, Pi's max_completion_tokens, parameter-less tools) parse without surprises.
 import { z } from "zod";
+import { TOOL_CHOICES } from "../../../../protocol/chat.ts";
 
 /** A content part; only text parts carry text Polar uses (images and audio are dropped). */
 const ContentPart = z.object({ type: z.string(), text: z.string().optional() });
@@ -55,7 +56,7 @@ const Tool = z
 export type ChatTool = z.infer<typeof Tool>;
 
 const ToolChoice = z.union([
-  z.enum(["auto", "none", "required"]),
+  z.enum(TOOL_CHOICES),
   z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
 ]);
 

@@ -2,6 +2,7 @@
 // strictly; item and tool types it cannot use (images, web_search, custom, tool_search, item
 // references, compaction…) are dropped instead of failing codex's or qwen's requests.
 import { z } from "zod";
+import { TOOL_CHOICES } from "../../../../protocol/chat.ts";
 import { ReasoningEffort } from "../chat/schema.ts";
 
 /** Marks an item or tool whose `type` Polar does not use. */
@@ -94,7 +95,7 @@ const Tool = tolerant({ function: FunctionTool, namespace: NamespaceTool });
 export type ResponsesTool = z.infer<typeof Tool>;
 
 const ToolChoice = z.union([
-  z.enum(["auto", "none", "required"]),
+  z.enum(TOOL_CHOICES),
   z.object({ type: z.string(), name: z.string().optional() }),
 ]);
 export type ResponsesToolChoice = z.infer<typeof ToolChoice>;
