@@ -200,13 +200,27 @@ describe("recording", () => {
     expect(call!.engineUrl).toBe(s.engineUrl);
   });
 
-  test("concurrent calls of one session get distinct, gap-free sequence numbers", async () => {
-    const s = await stack({ engine: { ttftMs: 20 } });
+  test("concurrent calls of one session finishing out of order get distinct seqs and read back intact", async () => {
+    const s = await stack({ engine: { msPerToken: 8 } });
     const session = await s.session();
     const key = { authorization: `Bearer ${session.token}` };
-    const statuses = await Promise.all(Array.from({ length: 12 }, (_, i) => post(`${s.gateway.url}/v1/chat/completions`, chatBody(`sub-agent ${i}`), key).then((r) => r.status)));
+    // Earlier calls generate more tokens, so they finish after later ones.
+    const finished: number[] = [];
+    const bodies = Array.from({ length: 8 }, (_, i) => ({ ...chatBody(`sub-agent ${i}`), max_tokens: 16 - 2 * i }));
+    const statuses = await Promise.all(
+      bodies.map((body, i) =>
+        post(`${s.gateway.url}/v1/chat/completions`, body, key).then((r) => {
+          finished.push(i);
+          return r.status;
+        }),
+      ),
+    );
     expect(statuses.every((st) => st === 200)).toBe(true);
-    expect((await s.calls(session.id)).map((c) => c.seq)).toEqual([...Array(12).keys()]);
+    expect(finished).not.toEqual([...finished].sort((a, b) => a - b)); // really out of order
+    const calls = await s.calls(session.id);
+    expect(calls.map((c) => c.seq)).toEqual([...Array(8).keys()]);
+    expect(new Set(calls.map((c) => c.request.messages.at(-1)!.content)).size).toBe(8);
+    for (const c of calls) expect(c.outputIds!.length).toBe(c.request.sampling.maxTokens!);
   });
 
   test("a gateway restart keeps every recorded call, and new calls continue the sequence", async () => {
@@ -228,19 +242,22 @@ describe("recording", () => {
     const s = await stack({ engine: { ttftMs: 300 } });
     const session = await s.session();
     const key = { authorization: `Bearer ${session.token}` };
-    const inFlight = post(`${s.gateway.url}/v1/chat/completions`, chatBody("first"), key);
-    await Bun.sleep(50);
-    const paused = await s.admin("/v1/admin/pause", { method: "POST" });
-    expect(await paused.json()).toMatchObject({ paused: true, in_flight: 0 });
-    expect((await inFlight).status).toBe(200); // drained before pause returned
+    const state = async () => (await (await s.admin("/v1/admin/state")).json()) as { paused: boolean; in_flight: number; waiting: number };
+    const until = async (ok: (st: Awaited<ReturnType<typeof state>>) => boolean) => {
+      while (!ok(await state())) await Bun.sleep(10);
+    };
 
-    let heldDone = false;
-    const held = post(`${s.gateway.url}/v1/chat/completions`, chatBody("second"), key).then((r) => {
-      heldDone = true;
-      return r;
-    });
-    await Bun.sleep(400);
-    expect(heldDone).toBe(false); // waiting, not failed
+    const inFlight = post(`${s.gateway.url}/v1/chat/completions`, chatBody("first"), key);
+    await until((st) => st.in_flight === 1);
+    const paused = await s.admin("/v1/admin/pause", { method: "POST" });
+    // Pause returned only after the in-flight call was answered by the engine and stored.
+    expect(await paused.json()).toMatchObject({ paused: true, in_flight: 0 });
+    expect(await s.calls(session.id)).toHaveLength(1);
+    expect((await inFlight).status).toBe(200);
+
+    const held = post(`${s.gateway.url}/v1/chat/completions`, chatBody("second"), key);
+    await until((st) => st.waiting === 1); // waiting, not failed
+    expect(await state()).toMatchObject({ paused: true, in_flight: 0, waiting: 1 });
     const resumed = await s.admin("/v1/admin/resume", { method: "POST", body: JSON.stringify({ policy_version: 7 }) });
     expect(await resumed.json()).toMatchObject({ paused: false, policy_version: 7 });
     expect((await held).status).toBe(200);

@@ -24,13 +24,27 @@ export class PolicyGate {
   /** Waits while paused, then counts the call as in flight; returns the version to stamp. */
   async enter(signal?: AbortSignal): Promise<number> {
     while (this.paused) {
+      signal?.throwIfAborted();
       await new Promise<void>((resolve, reject) => {
-        this.waiters.push(resolve);
-        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+        const onAbort = () => {
+          this.waiters = this.waiters.filter((w) => w !== wake);
+          reject(signal!.reason);
+        };
+        const wake = () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        this.waiters.push(wake);
+        signal?.addEventListener("abort", onAbort, { once: true });
       });
     }
     this.inFlight++;
     return this.version;
+  }
+
+  /** Calls waiting for a resume. */
+  get waitingCalls(): number {
+    return this.waiters.length;
   }
 
   leave(): void {

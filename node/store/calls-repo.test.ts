@@ -116,6 +116,26 @@ describe("CallsRepo", () => {
     store.close();
   });
 
+  test("calls that finish out of order (seq 1 before seq 0) are stored and read back", async () => {
+    const path = tempDb();
+    const store = await openNodeStore(path);
+    const { row } = await new SessionsRepo(store.db).create({});
+    const repo = new CallsRepo(store.db);
+    const first = call(row.id, 0, [1, 2, 3], [4]);
+    const second = call(row.id, 1, [1, 2, 3, 9], [5]);
+    await repo.insert(second);
+    await repo.insert(first);
+    await repo.insert(call(row.id, 2, [1, 2, 3, 9, 5, 6], [7]));
+    expect(await repo.list(row.id)).toEqual([first, second, call(row.id, 2, [1, 2, 3, 9, 5, 6], [7])]);
+    store.close();
+    // A fresh repo (restart) rebuilds its recent calls from disk and keeps appending.
+    const reopened = await openNodeStore(path);
+    const again = new CallsRepo(reopened.db);
+    await again.insert(call(row.id, 3, [1, 2, 3, 9, 5, 6, 7, 8], [9]));
+    expect((await again.list(row.id)).map((c) => c.promptIds)).toEqual([[1, 2, 3], [1, 2, 3, 9], [1, 2, 3, 9, 5, 6], [1, 2, 3, 9, 5, 6, 7, 8]]);
+    reopened.close();
+  });
+
   test("deleting a session deletes its calls", async () => {
     const store = await openNodeStore(tempDb());
     const sessions = new SessionsRepo(store.db);

@@ -2,7 +2,8 @@
 // An agent re-sends its whole context each turn, so both the prompt ids and the request's
 // messages are stored as (an earlier call, how much of it is shared, the new tail): a long
 // session costs its unique tokens and messages, not turns × context.
-import { and, asc, count, eq, lte, max, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, lte, max, sql } from "drizzle-orm";
+import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message } from "../../protocol/chat.ts";
 import type { NodeDb } from "./db.ts";
@@ -11,6 +12,7 @@ import { commonPrefixLength, decodeFloats, decodeIds, encodeFloats, encodeIds } 
 
 /** How many recent calls per session are kept in memory as base candidates. */
 const RECENT_PER_SESSION = 4;
+const DEFAULT_MAX_SESSIONS = 1_000;
 
 interface Expanded {
   seq: number;
@@ -30,7 +32,7 @@ type CallInsert = typeof calls.$inferInsert;
 
 /** The insert every LLM call makes, built once (query building cost more than SQLite's work). */
 function prepareInsert(db: NodeDb) {
-  const columns = Object.keys(calls).filter((k) => k !== "enableRLS") as Array<keyof CallInsert>;
+  const columns = Object.keys(getTableColumns(calls)) as Array<keyof CallInsert>;
   return db
     .insert(calls)
     .values(Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as CallInsert)
@@ -39,16 +41,24 @@ function prepareInsert(db: NodeDb) {
 
 export class CallsRepo {
   /** Recent calls of each session, newest last (rebuilt from disk on demand). */
-  private readonly recent = new Map<string, Expanded[]>();
+  private readonly recent: LruMap<string, Expanded[]>;
   private readonly insertStatement: ReturnType<typeof prepareInsert>;
 
-  constructor(private readonly db: NodeDb) {
+  /** `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next call). */
+  constructor(
+    private readonly db: NodeDb,
+    maxSessions = DEFAULT_MAX_SESSIONS,
+  ) {
     this.insertStatement = prepareInsert(db);
+    this.recent = new LruMap(maxSessions);
   }
 
   async insert(call: RecordedCall): Promise<void> {
     const expanded = expand(call);
-    const candidates = await this.recentOf(call.sessionId);
+    const recent = await this.recentOf(call.sessionId);
+    // Calls finish out of order (sub-agents, parallel calls); `list` rebuilds in seq order, so a
+    // call may only be stored against an earlier seq.
+    const candidates = recent.filter((c) => c.seq < call.seq);
     const promptBase = call.promptIds ? longestBase(candidates, (c) => (c.context ? commonPrefixLength(c.context, call.promptIds!) : 0)) : undefined;
     const messagesBase = longestBase(candidates, (c) => commonPrefixLength(c.messages, expanded.messages));
     const row: CallInsert = {
@@ -74,8 +84,8 @@ export class CallsRepo {
       startedAt: call.startedAt,
     };
     await this.insertStatement.execute(row);
-    candidates.push(expanded);
-    if (candidates.length > RECENT_PER_SESSION) candidates.shift();
+    recent.push(expanded);
+    if (recent.length > RECENT_PER_SESSION) recent.shift();
   }
 
   /** All recorded calls of a session (optionally up to `maxSeq`), in seq order, fully rebuilt. */

@@ -12,7 +12,7 @@ const ResumeBody = z.object({ policy_version: z.number().int().nonnegative().opt
 export function adminRoutes(auth: SessionAuth, gate: PolicyGate): Hono {
   const app = guardWithAdminToken(new Hono(), auth);
 
-  const state = () => ({ paused: gate.isPaused, in_flight: gate.inFlightCalls, policy_version: gate.policyVersion });
+  const state = () => ({ paused: gate.isPaused, in_flight: gate.inFlightCalls, waiting: gate.waitingCalls, policy_version: gate.policyVersion });
 
   /** Returns once every in-flight call has drained; new calls wait until resume. */
   app.post("/pause", async (c) => {
