@@ -1,7 +1,7 @@
 // Why: `polar mock-engine` — run the vLLM/SGLang-compatible mock engine from a shell (demo,
 // manual tests, harness experiments). Flags map one to one onto MockEngineOptions.
 import { type FlagSpecs, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
-import { DIALECTS, type MockEngineOptionsInput } from "./options.ts";
+import { ENGINE_APIS, type MockEngineOptionsInput } from "./options.ts";
 import { loadScriptFile } from "./script.ts";
 import { startMockEngine } from "./server.ts";
 
@@ -19,14 +19,14 @@ const FLAGS: FlagSpecs = {
   "ms-per-token": { type: "string", help: "delay per generated token", default: "0" },
   "fail-first": { type: "string", help: "answer HTTP 500 to the first n generation calls", default: "0" },
   "hang-calls": { type: "string", help: "comma-separated call numbers that never answer (e.g. 2,5)" },
-  dialect: { type: "string", help: `API to speak: ${DIALECTS.join(" | ")}`, default: "vllm" },
+  dialect: { type: "string", help: `API to speak: ${ENGINE_APIS.join(" | ")}`, default: "vllm" },
 };
 
 /** Options from argv; null after printing help for `--help`. */
 export function parseMockEngineArgs(argv: string[]): MockEngineOptionsInput | null {
   const values = parseFlags("mock-engine", SUMMARY, FLAGS, argv);
   if (!values) return null;
-  const dialect = oneOf(values, "dialect", DIALECTS);
+  const dialect = oneOf(values, "dialect", ENGINE_APIS);
   const script = stringFlag(values, "script");
   const options: MockEngineOptionsInput = {
     host: stringFlag(values, "host"),

@@ -2,6 +2,6 @@
 // `polar mock-engine`, the options and script types.
 export { startMockEngine, mockEngineApp, type RunningMockEngine } from "./server.ts";
 export { runMockEngineCli, parseMockEngineArgs } from "./cli.ts";
-export { MockEngineOptionsSchema, DIALECTS, type MockEngineOptions, type MockEngineOptionsInput, type MockDialect } from "./options.ts";
+export { MockEngineOptionsSchema, ENGINE_APIS, type MockEngineOptions, type MockEngineOptionsInput, type EngineApi } from "./options.ts";
 export { Script, ScriptStep, DEFAULT_SCRIPT, loadScriptFile } from "./script.ts";
 export { buildShellArguments, findShellTool, isShellTool } from "./shell-args.ts";

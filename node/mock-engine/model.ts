@@ -3,7 +3,7 @@
 import { getChatTemplate, type ChatTemplate, type RenderOptions, type TemplateMessage } from "../tokenizer/chat-template.ts";
 import type { BpeTokenizer } from "../tokenizer/bpe.ts";
 import { EngineError } from "./engine-error.ts";
-import type { MockDialect, MockEngineOptions } from "./options.ts";
+import type { EngineApi, MockEngineOptions } from "./options.ts";
 import { scriptedCompletion } from "./policy.ts";
 import { sampleLogprobs, seedFrom, type TokenLogprob } from "./sampler.ts";
 import { DEFAULT_SCRIPT } from "./script.ts";
@@ -51,8 +51,8 @@ export class MockModel {
   }
 
   /** Context rules, then the scripted continuation of the prompt. */
-  generate(input: GenerateInput, dialect: MockDialect = this.options.dialect): Generation {
-    const maxTokens = this.checkContext(input.promptIds.length, input.maxTokens, dialect);
+  generate(input: GenerateInput, api: EngineApi = this.options.dialect): Generation {
+    const maxTokens = this.checkContext(input.promptIds.length, input.maxTokens, api);
     const promptText = this.tokenizer.decode(input.promptIds);
     const script = this.options.script ?? DEFAULT_SCRIPT;
     const fullIds = [...this.tokenizer.encode(scriptedCompletion(promptText, script)), this.tokenizer.eosTokenId];
@@ -83,12 +83,12 @@ export class MockModel {
   }
 
   /** The output budget after vLLM's / SGLang's context checks. */
-  private checkContext(promptLen: number, maxTokens: number | undefined, dialect: MockDialect): number {
+  private checkContext(promptLen: number, maxTokens: number | undefined, api: EngineApi): number {
     const limit = this.options.maxModelLen;
     if (maxTokens !== undefined && maxTokens < 1) {
       throw new EngineError("bad_request", `max_tokens must be at least 1, got ${maxTokens}.`, "max_tokens");
     }
-    if (dialect === "sglang") {
+    if (api === "sglang") {
       if (promptLen >= limit) {
         throw new EngineError("context_length", `The input (${promptLen} tokens) is longer than the model's context length (${limit} tokens).`);
       }

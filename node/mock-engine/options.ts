@@ -3,8 +3,9 @@
 import { z } from "zod";
 import { Script } from "./script.ts";
 
-export const DIALECTS = ["vllm", "sglang"] as const;
-export type MockDialect = (typeof DIALECTS)[number];
+/** The engine HTTP APIs the mock speaks (not protocol's client dialects chat|responses|anthropic). */
+export const ENGINE_APIS = ["vllm", "sglang"] as const;
+export type EngineApi = (typeof ENGINE_APIS)[number];
 
 export const MockEngineOptionsSchema = z.object({
   host: z.string().default("127.0.0.1"),
@@ -26,7 +27,8 @@ export const MockEngineOptionsSchema = z.object({
   failFirst: z.number().int().min(0).default(0),
   /** 1-based generation call numbers that never answer (the client must time out). */
   hangCalls: z.array(z.number().int().positive()).default([]),
-  dialect: z.enum(DIALECTS).default("vllm"),
+  /** The engine API to speak (ENGINE_APIS); the option keeps its CLI name `--dialect`. */
+  dialect: z.enum(ENGINE_APIS).default("vllm"),
 });
 export type MockEngineOptions = z.infer<typeof MockEngineOptionsSchema>;
 export type MockEngineOptionsInput = z.input<typeof MockEngineOptionsSchema>;

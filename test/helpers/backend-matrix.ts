@@ -7,7 +7,7 @@ import type { RecordedCall } from "../../protocol/calls.ts";
 import type { BackendKind, BackendOptionsInput } from "../../node/gateway/backends/options.ts";
 import { engineChatExtras, openAiChatBody } from "../../node/gateway/backends/openai-chat.ts";
 import type { PivotRequest } from "../../node/gateway/pivot.ts";
-import type { MockDialect } from "../../node/mock-engine/index.ts";
+import type { EngineApi } from "../../node/mock-engine/index.ts";
 import { getChatTemplate, pivotToTemplateMessages, pivotToTemplateTools } from "../../node/tokenizer/index.ts";
 import { ENGINE_MODEL, startStack, type Stack, type StackOptions } from "./stack.ts";
 
@@ -17,7 +17,7 @@ export interface BackendConfig {
   backend: BackendKind;
   backendOptions: Partial<BackendOptionsInput>;
   /** The API the mock engine speaks. */
-  engineDialect: MockDialect;
+  engineApi: EngineApi;
   /** The engine route the backend generates through. */
   generateRoute: "/v1/chat/completions" | "/v1/completions" | "/generate";
   /**
@@ -43,7 +43,7 @@ export const BACKEND_MATRIX: readonly BackendConfig[] = [
     name: "vllm (chat completions)",
     backend: "vllm",
     backendOptions: {},
-    engineDialect: "vllm",
+    engineApi: "vllm",
     generateRoute: "/v1/chat/completions",
     toolCallId: VLLM_TOOL_CALL_ID,
     notes: [null, null],
@@ -52,7 +52,7 @@ export const BACKEND_MATRIX: readonly BackendConfig[] = [
     name: "sglang chat",
     backend: "sglang",
     backendOptions: {},
-    engineDialect: "sglang",
+    engineApi: "sglang",
     generateRoute: "/v1/chat/completions",
     toolCallId: SGLANG_TOOL_CALL_ID,
     notes: [SGLANG_WEIGHTS, SGLANG_WEIGHTS],
@@ -61,7 +61,7 @@ export const BACKEND_MATRIX: readonly BackendConfig[] = [
     name: "sglang generate (tito on /generate)",
     backend: "sglang",
     backendOptions: { sglangMode: "generate" },
-    engineDialect: "sglang",
+    engineApi: "sglang",
     generateRoute: "/generate",
     toolCallId: VLLM_TOOL_CALL_ID,
     notes: [null, null],
@@ -70,7 +70,7 @@ export const BACKEND_MATRIX: readonly BackendConfig[] = [
     name: "tito on vLLM /v1/completions",
     backend: "tito",
     backendOptions: {},
-    engineDialect: "vllm",
+    engineApi: "vllm",
     generateRoute: "/v1/completions",
     toolCallId: VLLM_TOOL_CALL_ID,
     notes: [null, null],
@@ -79,20 +79,20 @@ export const BACKEND_MATRIX: readonly BackendConfig[] = [
     name: "tito on vLLM /v1/completions with token splice",
     backend: "tito",
     backendOptions: { tokenSplice: true },
-    engineDialect: "vllm",
+    engineApi: "vllm",
     generateRoute: "/v1/completions",
     toolCallId: VLLM_TOOL_CALL_ID,
     notes: [NO_SPLICE_YET, TURN_ONE_SPLICED],
   },
 ];
 
-/** A stack whose backend and engine dialect follow the configuration. */
+/** A stack whose backend and engine API follow the configuration. */
 export function startMatrixStack(config: BackendConfig, options: StackOptions = {}): Promise<Stack> {
   return startStack({
     ...options,
     backend: config.backend,
     backendOptions: { ...config.backendOptions, ...options.backendOptions },
-    engine: { ...options.engine, dialect: config.engineDialect },
+    engine: { ...options.engine, dialect: config.engineApi },
   });
 }
 
@@ -104,7 +104,7 @@ const Tokenized = z.object({ tokens: z.array(z.number().int()) });
  * template (the same one SGLang applies).
  */
 export async function engineTokenization(stack: Stack, config: BackendConfig, request: PivotRequest): Promise<number[]> {
-  if (config.engineDialect === "sglang") {
+  if (config.engineApi === "sglang") {
     const template = getChatTemplate();
     return template.renderIds(pivotToTemplateMessages(request.messages), {
       tools: pivotToTemplateTools(request.tools),
