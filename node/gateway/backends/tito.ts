@@ -80,7 +80,7 @@ export class TitoBackend implements Backend {
     };
     const capture = completion.capture;
     if (this.splices && !("problem" in capture)) {
-      this.splices.remember(sessionId, response, { text: tokenizer.decode(capture.outputIds), ids: capture.outputIds });
+      this.splices.remember(sessionId, response, { text: tokenizer.decode(capture.outputIds), ids: capture.outputIds }, encode);
     }
     const notes = callNotes(completion.attempts, capture, {
       ...(parsed.toolParseError !== undefined && { toolCallParseError: parsed.toolParseError }),

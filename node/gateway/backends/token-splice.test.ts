@@ -25,10 +25,13 @@ describe("token splice", () => {
     // A sampling that BPE would not produce for the same text: "hello there" one char per token.
     const sampledIds = [...[..."hello there"].flatMap((ch) => encode(ch)), imEnd];
     const cache = new TokenSpliceCache(10);
-    cache.remember("s", { content: "hello there" }, { text: tokenizer.decode(sampledIds), ids: sampledIds });
+    cache.remember("s", { content: "hello there" }, { text: tokenizer.decode(sampledIds), ids: sampledIds }, encode);
 
-    const spliced = cache.splice("s", history, promptText, encode);
+    // Drift was measured when the turn was remembered: splicing encodes only the text around it.
+    const encoded: string[] = [];
+    const spliced = cache.splice("s", history, promptText, (text) => (encoded.push(text), encode(text)));
     expect(spliced.stats).toEqual({ used: 1, missed: 0, drift: 1 });
+    expect(encoded.join("")).toBe(promptText.replace(tokenizer.decode(sampledIds), ""));
     expect(tokenizer.decode(spliced.ids)).toBe(promptText);
     const start = spliced.ids.indexOf(sampledIds[0]!);
     expect(spliced.ids.slice(start, start + sampledIds.length)).toEqual(sampledIds);
@@ -45,7 +48,7 @@ describe("token splice", () => {
     const cache = new TokenSpliceCache(10);
     // The sample held reasoning, which Qwen3 drops from turns before the last user message.
     const sampled = encode("<think>\nhm\n</think>\n\nhello<|im_end|>");
-    cache.remember("s", { content: "hello" }, { text: tokenizer.decode(sampled), ids: sampled });
+    cache.remember("s", { content: "hello" }, { text: tokenizer.decode(sampled), ids: sampled }, encode);
     expect(cache.splice("s", history, promptText, encode)).toEqual({ ids: encode(promptText), stats: { used: 0, missed: 1, drift: 0 } });
     expect(cache.splice("other", history, promptText, encode).stats).toEqual({ used: 0, missed: 1, drift: 0 });
   });
@@ -58,9 +61,9 @@ describe("token splice", () => {
     ];
     const text = template.render(pivotToTemplateMessages(history), { addGenerationPrompt: false });
     const ids = encode("a<|im_end|>");
-    cache.remember("s1", { content: "a" }, { text: "a<|im_end|>", ids });
+    cache.remember("s1", { content: "a" }, { text: "a<|im_end|>", ids }, encode);
     expect(cache.splice("s1", history, text, encode).stats.used).toBe(1);
-    cache.remember("s2", { content: "a" }, { text: "a<|im_end|>", ids });
+    cache.remember("s2", { content: "a" }, { text: "a<|im_end|>", ids }, encode);
     expect(cache.splice("s1", history, text, encode).stats.used).toBe(0);
   });
 });

@@ -16,6 +16,8 @@ export interface SampledTurn {
   /** Decoded sampled ids, special tokens included. */
   text: string;
   ids: number[];
+  /** Re-tokenizing `text` gives other ids than were sampled (computed once, when remembered). */
+  drifted: boolean;
 }
 
 export interface SpliceStats {
@@ -57,10 +59,12 @@ export class TokenSpliceCache {
 
   constructor(private readonly maxSessions: number) {}
 
-  remember(sessionId: string, message: Pick<PivotMessage, "content" | "toolCalls">, turn: SampledTurn): void {
+  /** Remembers a sampled turn; `encode` re-tokenizes its text once, to know whether splicing it matters. */
+  remember(sessionId: string, message: Pick<PivotMessage, "content" | "toolCalls">, sampled: Pick<SampledTurn, "text" | "ids">, encode: Encode): void {
     const turns = this.touch(sessionId) ?? new Map<string, SampledTurn[]>();
     this.sessions.set(sessionId, turns);
     const key = assistantTurnKey(message);
+    const turn: SampledTurn = { ...sampled, drifted: !sameIds(encode(sampled.text), sampled.ids) };
     turns.set(key, [...(turns.get(key) ?? []), turn]);
     while (this.sessions.size > this.maxSessions) {
       const oldest = this.sessions.keys().next().value;
@@ -89,7 +93,7 @@ export class TokenSpliceCache {
       ids.push(...encode(promptText.slice(cursor, found.at)), ...found.turn.ids);
       cursor = found.at + found.turn.text.length;
       stats.used += 1;
-      if (!sameIds(encode(found.turn.text), found.turn.ids)) stats.drift += 1;
+      if (found.turn.drifted) stats.drift += 1;
     }
     ids.push(...encode(promptText.slice(cursor)));
     return { ids, stats };
