@@ -1,6 +1,7 @@
 // Why: several engines serve one backend; calls of one session must stay on one engine (its
 // prefix cache holds the conversation) while new sessions spread by load and a dead engine is
 // routed around. Routing state is in-memory and per process: it is an optimisation, not a record.
+import { LruMap } from "../../lru-map.ts";
 
 export interface EngineLease {
   readonly url: string;
@@ -23,8 +24,8 @@ export interface EnginePoolOptions {
 
 export class EnginePool {
   private engines: EngineState[];
-  /** sessionId → engine url, in least-recently-used order (Map keeps insertion order). */
-  private readonly sticky = new Map<string, string>();
+  /** sessionId → engine url; the least recently used session is forgotten first. */
+  private readonly sticky: LruMap<string, string>;
   private readonly now: () => number;
 
   constructor(
@@ -34,6 +35,7 @@ export class EnginePool {
     if (urls.length === 0) throw new Error("EnginePool needs at least one engine URL");
     this.engines = urls.map((url) => ({ url: trimSlash(url), inFlight: 0, downUntil: 0 }));
     this.now = options.now ?? Date.now;
+    this.sticky = new LruMap(options.maxSessions);
   }
 
   get urls(): string[] {
@@ -54,7 +56,7 @@ export class EnginePool {
   acquire(sessionId: string): EngineLease {
     const engine = this.pick(sessionId);
     engine.inFlight += 1;
-    this.remember(sessionId, engine.url);
+    this.sticky.set(sessionId, engine.url);
     let released = false;
     return {
       url: engine.url,
@@ -101,23 +103,13 @@ export class EnginePool {
   /** Fewest in-flight calls; ties go to the engine holding fewer sessions, then config order. */
   private leastLoaded(engines: EngineState[]): EngineState {
     const sessions = new Map<string, number>();
-    for (const url of this.sticky.values()) sessions.set(url, (sessions.get(url) ?? 0) + 1);
+    for (const [, url] of this.sticky) sessions.set(url, (sessions.get(url) ?? 0) + 1);
     const score = (e: EngineState) => [e.inFlight, sessions.get(e.url) ?? 0] as const;
     return engines.reduce((a, b) => {
       const [ai, as] = score(a);
       const [bi, bs] = score(b);
       return bi < ai || (bi === ai && bs < as) ? b : a;
     });
-  }
-
-  private remember(sessionId: string, url: string): void {
-    this.sticky.delete(sessionId);
-    this.sticky.set(sessionId, url);
-    while (this.sticky.size > this.options.maxSessions) {
-      const oldest = this.sticky.keys().next().value;
-      if (oldest === undefined) break;
-      this.sticky.delete(oldest);
-    }
   }
 }
 

@@ -10,6 +10,7 @@
 // characters become the sampled ids. Not found (the template re-rendered the turn differently,
 // e.g. Qwen3 drops `<think>` of turns before the last user message, or the client changed the
 // message): the turn is tokenized from text and counted as missed.
+import { LruMap } from "../../lru-map.ts";
 import type { PivotMessage } from "../pivot.ts";
 
 export interface SampledTurn {
@@ -54,23 +55,23 @@ function canonicalJson(text: string): string {
 }
 
 export class TokenSpliceCache {
-  /** sessionId → turn key → sampled turns (newest last), sessions in least-recently-used order. */
-  private readonly sessions = new Map<string, Map<string, SampledTurn[]>>();
+  /** sessionId → turn key → sampled turns (newest last); the least recently used session goes first. */
+  private readonly sessions: LruMap<string, Map<string, SampledTurn[]>>;
 
-  constructor(private readonly maxSessions: number) {}
+  constructor(maxSessions: number) {
+    this.sessions = new LruMap(maxSessions);
+  }
 
   /** Remembers a sampled turn; `encode` re-tokenizes its text once, to know whether splicing it matters. */
   remember(sessionId: string, message: Pick<PivotMessage, "content" | "toolCalls">, sampled: Pick<SampledTurn, "text" | "ids">, encode: Encode): void {
-    const turns = this.touch(sessionId) ?? new Map<string, SampledTurn[]>();
-    this.sessions.set(sessionId, turns);
+    let turns = this.sessions.get(sessionId);
+    if (!turns) {
+      turns = new Map();
+      this.sessions.set(sessionId, turns);
+    }
     const key = assistantTurnKey(message);
     const turn: SampledTurn = { ...sampled, drifted: !sameIds(encode(sampled.text), sampled.ids) };
     turns.set(key, [...(turns.get(key) ?? []), turn]);
-    while (this.sessions.size > this.maxSessions) {
-      const oldest = this.sessions.keys().next().value;
-      if (oldest === undefined) break;
-      this.sessions.delete(oldest);
-    }
   }
 
   forget(sessionId: string): void {
@@ -79,7 +80,7 @@ export class TokenSpliceCache {
 
   /** Prompt ids of `promptText` with the sampled ids of the session's earlier assistant turns spliced in. */
   splice(sessionId: string, messages: readonly PivotMessage[], promptText: string, encode: Encode): SplicedPrompt {
-    const turns = this.touch(sessionId);
+    const turns = this.sessions.get(sessionId);
     const stats: SpliceStats = { used: 0, missed: 0, drift: 0 };
     const ids: number[] = [];
     let cursor = 0;
@@ -97,15 +98,6 @@ export class TokenSpliceCache {
     }
     ids.push(...encode(promptText.slice(cursor)));
     return { ids, stats };
-  }
-
-  private touch(sessionId: string): Map<string, SampledTurn[]> | undefined {
-    const turns = this.sessions.get(sessionId);
-    if (turns) {
-      this.sessions.delete(sessionId);
-      this.sessions.set(sessionId, turns);
-    }
-    return turns;
   }
 }
 
