@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 // Why: the single `polar` entry point; it only dispatches to subcommands, each of which owns
 // its flags and help.
+import { z } from "zod";
 import { UsageError } from "../node/cli/args.ts";
 import { PolarError } from "../node/errors.ts";
 
@@ -29,6 +30,11 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof UsageError || err instanceof PolarError) {
     console.error(err.message);
+    process.exit(2);
+  }
+  // Config and option schemas reject bad flag values (a short admin token, a malformed URL).
+  if (err instanceof z.ZodError) {
+    console.error(`invalid settings:\n${z.prettifyError(err)}`);
     process.exit(2);
   }
   console.error(err);

@@ -87,6 +87,15 @@ describe("polar CLI", () => {
     const badCommand = await run(["launch"]);
     expect(badCommand.code).toBe(2);
     expect(badCommand.stderr).toContain('unknown command "launch"');
+    const shortToken = await run(["gateway", "--admin-token", "short", "--port", "0"]);
+    expect(shortToken.code).toBe(2);
+    expect(shortToken.stderr).toContain("admin token must be at least 16 characters");
+    const badUrl = await run(["gateway", "--engine", "not-a-url", "--admin-token", "long-enough-admin-token"]);
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toContain("urls");
+    const missingScript = await run(["mock-engine", "--script", "/nonexistent/steps.json"]);
+    expect(missingScript.code).toBe(2);
+    expect(missingScript.stderr).toContain("--script /nonexistent/steps.json");
     const help = await run(["mock-engine", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("--fail-first");

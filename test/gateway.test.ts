@@ -304,13 +304,16 @@ describe("count_tokens", () => {
 });
 
 describe("limits", () => {
-  test("a body over the size limit is refused with a readable error, and the server stays up", async () => {
+  test("a body over the size limit gets a 413 in the dialect's shape, and the server stays up", async () => {
     const s = await stack({ gateway: { maxBodyBytes: 2048 } });
     const session = await s.session();
     const key = { authorization: `Bearer ${session.token}` };
     const big = await post(`${s.gateway.url}/v1/chat/completions`, chatBody("x".repeat(4096)), key);
     expect(big.status).toBe(413);
     expect(((await big.json()) as { error: { message: string } }).error.message).toContain("exceeds 2048 bytes");
+    const bigAnthropic = await post(`${s.gateway.url}/v1/messages`, { ...anthropicBody, system: "x".repeat(4096) }, key);
+    expect(bigAnthropic.status).toBe(413);
+    expect(await bigAnthropic.json()).toMatchObject({ type: "error", error: { type: "request_too_large" } });
     expect((await post(`${s.gateway.url}/v1/chat/completions`, chatBody(), key)).status).toBe(200);
   });
 });

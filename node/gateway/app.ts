@@ -47,16 +47,10 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     backend,
     tokenCounter: createTokenCounter(backend, config.tokenizer ? promptTokenCounter(config.tokenizer) : undefined),
     streamTiming: { headStartMs: config.streamHeadStartMs, keepAliveMs: config.keepAliveMs },
+    maxBodyBytes: config.maxBodyBytes,
   });
 
   const app = new Hono();
-  // A declared body over the limit gets a readable 413 here; Bun.serve's own cap (server.ts)
-  // bounds chunked bodies. (hono's bodyLimit would re-stream every body through a byte counter.)
-  app.use("*", async (c, next) => {
-    const declared = Number(c.req.header("content-length") ?? 0);
-    if (declared > config.maxBodyBytes) return adminError(c, new PolarError("too_large", `request body exceeds ${config.maxBodyBytes} bytes`));
-    await next();
-  });
   app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
   app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories: new TrajectoryService(calls, () => trajectoryTokenizer(config.tokenizer)), baseUrl: () => baseUrl }));
   app.route("/v1/admin", adminRoutes(auth, gate));

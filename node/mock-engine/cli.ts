@@ -1,6 +1,6 @@
 // Why: `polar mock-engine` — run the vLLM/SGLang-compatible mock engine from a shell (demo,
 // manual tests, harness experiments). Flags map one to one onto MockEngineOptions.
-import { type FlagSpecs, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, UsageError, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
 import { ENGINE_APIS, type MockEngineOptionsInput } from "./options.ts";
 import { loadScriptFile } from "./script.ts";
 import { startMockEngine } from "./server.ts";
@@ -35,7 +35,7 @@ export function parseMockEngineArgs(argv: string[]): MockEngineOptionsInput | nu
     modelFolder: stringFlag(values, "model-folder"),
     maxModelLen: intFlag(values, "max-model-len"),
     seed: intFlag(values, "seed"),
-    script: script !== undefined ? loadScriptFile(script) : undefined,
+    script: script !== undefined ? readScript(script) : undefined,
     ttftMs: numberFlag(values, "ttft-ms"),
     msPerToken: numberFlag(values, "ms-per-token"),
     failFirst: intFlag(values, "fail-first"),
@@ -59,4 +59,12 @@ export async function runMockEngineCli(argv: string[]): Promise<void> {
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+}
+
+function readScript(path: string): MockEngineOptionsInput["script"] {
+  try {
+    return loadScriptFile(path);
+  } catch (err) {
+    throw new UsageError(`--script ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }

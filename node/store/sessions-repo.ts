@@ -2,6 +2,7 @@
 // rows, token hashing and lookup, so no other code handles raw tokens at rest.
 import { eq } from "drizzle-orm";
 import { createHash, randomBytes } from "node:crypto";
+import { LruMap } from "../lru-map.ts";
 import type { NodeDb } from "./db.ts";
 import { sessions } from "./schema.ts";
 
@@ -22,10 +23,15 @@ export function newSessionToken(): string {
 }
 
 export class SessionsRepo {
-  /** Token hash → session: every LLM call authenticates, and a read per call costs ~0.5 ms. */
-  private readonly byTokenHash = new Map<string, SessionRow>();
+  /** Token hash → open session: every LLM call authenticates, and a read per call costs ~0.5 ms. */
+  private readonly byTokenHash: LruMap<string, SessionRow>;
 
-  constructor(private readonly db: NodeDb) {}
+  constructor(
+    private readonly db: NodeDb,
+    maxCachedSessions = 10_000,
+  ) {
+    this.byTokenHash = new LruMap(maxCachedSessions);
+  }
 
   /** Creates a session; `token` defaults to a fresh random one (open mode passes the client's key). */
   async create(metadata: Record<string, unknown>, token = newSessionToken()): Promise<{ row: SessionRow; token: string }> {

@@ -44,8 +44,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dbPath = options.db ?? join(dir!, "gateway.db");
   const engine = await startMockEngine({ port: 0, model: ENGINE_MODEL, ...options.engine });
   // Like a real deployment, the gateway sends the engine's served model name, whatever the harness asks for.
-  const backend = createBackend(options.backend ?? "vllm", { urls: [engine.url], model: ENGINE_MODEL, retries: 0, timeoutMs: 30_000, ...options.backendOptions });
-  const gateway = await startGateway({ port: 0, db: dbPath, adminToken: ADMIN_TOKEN, ...options.gateway }, backend);
+  let gateway: RunningGateway;
+  try {
+    const backend = createBackend(options.backend ?? "vllm", { urls: [engine.url], model: ENGINE_MODEL, retries: 0, timeoutMs: 30_000, ...options.backendOptions });
+    gateway = await startGateway({ port: 0, db: dbPath, adminToken: ADMIN_TOKEN, ...options.gateway }, backend);
+  } catch (err) {
+    await engine.stop(); // a bad option must not leave the engine listening
+    throw err;
+  }
 
   const admin = (path: string, init: RequestInit = {}) =>
     fetch(`${gateway.url}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json", ...init.headers } });

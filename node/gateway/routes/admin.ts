@@ -21,7 +21,7 @@ export function adminRoutes(auth: SessionAuth, gate: PolicyGate): Hono {
   });
 
   app.post("/resume", async (c) => {
-    const body = await readBody(c, ResumeBody, "resume body");
+    const body = await readBody(c, ResumeBody);
     gate.resume(body.policy_version);
     return c.json(state());
   });

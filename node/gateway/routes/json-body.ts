@@ -1,11 +1,18 @@
-// Why: every route reads a JSON body the same way: invalid JSON and schema mismatches become a
-// bad_request naming the field, never a 500.
+// Why: every route reads a JSON body the same way: too large, invalid JSON and schema mismatches
+// become a 4xx naming the problem (the field, for schemas), never a 500.
 import type { Context } from "hono";
 import type { z } from "zod";
 import { PolarError } from "../../errors.ts";
+import { parseOrBadRequest } from "../dialects/bad-request.ts";
 
-/** The body as JSON; an empty body reads as `emptyAs` when given. */
-export async function readJson(c: Context, emptyAs?: unknown): Promise<unknown> {
+/**
+ * The body as JSON; an empty body reads as `emptyAs` when given. A declared length over
+ * `maxBytes` is refused before reading (Bun.serve's own cap, set in server.ts, bounds chunked
+ * bodies), so the caller answers it in its own error shape.
+ */
+export async function readJson(c: Context, emptyAs?: unknown, maxBytes = Number.POSITIVE_INFINITY): Promise<unknown> {
+  const declared = Number(c.req.header("content-length") ?? 0);
+  if (declared > maxBytes) throw new PolarError("too_large", `request body exceeds ${maxBytes} bytes`);
   const text = await c.req.text();
   if (!text.trim() && emptyAs !== undefined) return emptyAs;
   try {
@@ -15,11 +22,6 @@ export async function readJson(c: Context, emptyAs?: unknown): Promise<unknown> 
   }
 }
 
-export async function readBody<T extends z.ZodType>(c: Context, schema: T, what: string): Promise<z.infer<T>> {
-  const parsed = schema.safeParse(await readJson(c, {}));
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ");
-    throw new PolarError("bad_request", `invalid ${what}: ${issues}`);
-  }
-  return parsed.data;
+export async function readBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  return parseOrBadRequest(schema, await readJson(c, {}));
 }

@@ -18,6 +18,7 @@ export interface LlmRouteDeps {
   backend: Backend;
   tokenCounter: TokenCounter;
   streamTiming: StreamTiming;
+  maxBodyBytes: number;
 }
 
 function fail(c: Context, dialect: Dialect, err: unknown): Response {
@@ -33,7 +34,7 @@ export function llmRoutes(deps: LlmRouteDeps): Hono {
     app.post(path, async (c) => {
       try {
         const session = await deps.auth.forLlmCall(c.req.param("token"), c.req.raw.headers);
-        const request = dialect.parseRequest(await readJson(c));
+        const request = dialect.parseRequest(await readJson(c, undefined, deps.maxBodyBytes));
         const result = deps.callPath.run({ sessionId: session.id, dialect: dialect.name, request, signal: c.req.raw.signal });
         if (request.stream) return await streamedResponse(result, dialect, request, deps.streamTiming);
         return c.json(dialect.renderResponse(await result, request) as object);
@@ -46,7 +47,7 @@ export function llmRoutes(deps: LlmRouteDeps): Hono {
   app.post("/v1/messages/count_tokens", async (c) => {
     try {
       await deps.auth.forLlmCall(c.req.param("token"), c.req.raw.headers);
-      const request = parseCountTokensRequest(await readJson(c));
+      const request = parseCountTokensRequest(await readJson(c, undefined, deps.maxBodyBytes));
       return c.json(renderCountTokens(await deps.tokenCounter.count(request)));
     } catch (err) {
       return fail(c, anthropicDialect, err);

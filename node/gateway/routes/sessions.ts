@@ -46,7 +46,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Hono {
   };
 
   app.post("/", async (c) => {
-    const body = await readBody(c, CreateSessionBody, "session body");
+    const body = await readBody(c, CreateSessionBody);
     const { row, token } = await deps.sessions.create(body.metadata ?? {});
     return c.json(await info(row, token), 201);
   });
