@@ -1,7 +1,8 @@
 // Why: turns an Anthropic Messages body into the pivot chat request. The mapping decisions
 // (where system text goes, how tool results and thinking are carried) live here and only here.
 import type { PivotMessage, PivotRequest, PivotSampling, PivotTool, PivotToolCall, PivotToolChoice } from "../../pivot.ts";
-import { badRequestFromZod } from "../bad-request.ts";
+import { parseOrBadRequest } from "../bad-request.ts";
+import { joinTextParts, TEXT_PART_SEPARATOR } from "../shared.ts";
 import {
   CountTokensRequest,
   type InputMessage,
@@ -12,27 +13,17 @@ import {
   type ToolChoice,
 } from "./schema.ts";
 
-/**
- * Text blocks of one message are joined with a newline, as vLLM joins the text parts of an
- * OpenAI multi-part message, so a prompt renders the same whichever dialect carried it.
- */
-export const BLOCK_SEPARATOR = "\n";
-
 /** Prefix given to a tool result sent with `is_error: true` (the pivot has no error flag). */
 export const TOOL_ERROR_PREFIX = "Error: ";
 
 /** `POST /v1/messages` body → pivot request; throws PolarError("bad_request") naming the field. */
 export function parseMessagesRequest(body: unknown): PivotRequest {
-  const parsed = MessagesRequest.safeParse(body);
-  if (!parsed.success) throw badRequestFromZod(parsed.error);
-  return toPivot(parsed.data);
+  return toPivot(parseOrBadRequest(MessagesRequest, body));
 }
 
 /** `POST /v1/messages/count_tokens` body (no `max_tokens` needed) → pivot request, not streamed. */
 export function parseCountTokensRequest(body: unknown): PivotRequest {
-  const parsed = CountTokensRequest.safeParse(body);
-  if (!parsed.success) throw badRequestFromZod(parsed.error);
-  return { ...toPivot(parsed.data), stream: false };
+  return { ...toPivot(parseOrBadRequest(CountTokensRequest, body)), stream: false };
 }
 
 function toPivot(request: CountTokensRequest): PivotRequest {
@@ -82,7 +73,7 @@ function assistantMessage(blocks: MessageBlock[], toolNames: Map<string, string>
     }
   }
   const message: PivotMessage = { role: "assistant", content: joinText(blocks) };
-  if (reasoning.length > 0) message.reasoning = reasoning.join(BLOCK_SEPARATOR);
+  if (reasoning.length > 0) message.reasoning = reasoning.join(TEXT_PART_SEPARATOR);
   if (toolCalls.length > 0) message.toolCalls = toolCalls;
   return message;
 }
@@ -107,11 +98,9 @@ function userMessages(blocks: MessageBlock[], toolNames: Map<string, string>): P
   return out;
 }
 
+/** Text blocks joined as the OpenAI dialects join text parts; other blocks are dropped. */
 function joinText(blocks: readonly { type: string; text?: string }[]): string {
-  return blocks
-    .filter((block) => block.type === "text")
-    .map((block) => block.text ?? "")
-    .join(BLOCK_SEPARATOR);
+  return joinTextParts(blocks, (block) => block.type === "text");
 }
 
 /** Custom tools (with `input_schema`, `defer_loading` ones included) are kept; server tools are dropped. */

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { PivotMessage, PivotRequest, PivotTool, PivotToolChoice } from "../../pivot.ts";
 import { parseOrBadRequest } from "../bad-request.ts";
+import { joinTextParts } from "../shared.ts";
 import { ChatCompletionRequest, type ChatContent, type ChatMessage, type ChatTool } from "./schema.ts";
 import { thinkingFromEffort } from "./thinking.ts";
 
@@ -16,14 +17,13 @@ export function emptyParameters(): Record<string, unknown> {
 export const ChatRenderHints = z.object({ includeUsage: z.boolean().default(false) });
 export type ChatRenderHints = z.infer<typeof ChatRenderHints>;
 
+const TEXT_PART_TYPES: ReadonlySet<string> = new Set(["text", "input_text"]);
+
 /** Text of string-or-parts content: text parts joined by newlines, other parts dropped. */
 export function contentText(content: ChatContent | null | undefined): string {
   if (content === null || content === undefined) return "";
   if (typeof content === "string") return content;
-  return content
-    .filter((part) => part.type === "text" || part.type === "input_text")
-    .map((part) => part.text ?? "")
-    .join("\n");
+  return joinTextParts(content, (part) => TEXT_PART_TYPES.has(part.type));
 }
 
 function toPivotMessage(message: ChatMessage): PivotMessage {

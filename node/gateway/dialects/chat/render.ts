@@ -4,6 +4,7 @@
 // finish_reason, optional usage chunk, `[DONE]`.
 import type { PivotRequest, PivotResponse, PivotToolCall } from "../../pivot.ts";
 import { sseFrame, type SseFrame } from "../dialect.ts";
+import { renderHintsOf, unixSeconds } from "../shared.ts";
 import { ChatRenderHints } from "./parse.ts";
 
 const ID_PREFIX = "chatcmpl-";
@@ -21,10 +22,6 @@ export function shownContent(response: PivotResponse): string {
   return response.toolCalls.length > 0 && response.content.trim() === "" ? "" : response.content;
 }
 
-function unixSeconds(): number {
-  return Math.floor(Date.now() / 1000);
-}
-
 function usageOf(response: PivotResponse) {
   const { promptTokens, completionTokens } = response.usage;
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
@@ -32,11 +29,6 @@ function usageOf(response: PivotResponse) {
 
 function wireToolCall(call: PivotToolCall) {
   return { id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } };
-}
-
-function renderHints(request: PivotRequest): ChatRenderHints {
-  const parsed = ChatRenderHints.safeParse(request.renderHints ?? {});
-  return parsed.success ? parsed.data : { includeUsage: false };
 }
 
 export function renderChatResponse(response: PivotResponse) {
@@ -59,7 +51,7 @@ export function renderChatResponse(response: PivotResponse) {
 }
 
 export function renderChatStream(response: PivotResponse, request: PivotRequest): SseFrame[] {
-  const { includeUsage } = renderHints(request);
+  const { includeUsage } = renderHintsOf(ChatRenderHints, request);
   const base = { id: completionId(response), object: "chat.completion.chunk", created: unixSeconds(), model: response.model };
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
     sseFrame({

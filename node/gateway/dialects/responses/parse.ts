@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { PivotMessage, PivotRequest } from "../../pivot.ts";
 import { thinkingFromEffort } from "../chat/thinking.ts";
 import { parseOrBadRequest } from "../bad-request.ts";
+import { joinTextParts } from "../shared.ts";
 import { DROPPED, ResponsesRequest, type ResponsesContent, type ResponsesInputItem } from "./schema.ts";
 import { flattenTools, modelVisibleName, pivotToolChoice, ToolNamespaces } from "./tools.ts";
 
@@ -16,7 +17,7 @@ export type ResponsesRenderHints = z.infer<typeof ResponsesRenderHints>;
 /** Text of string-or-parts content: text parts joined by newlines, images and files dropped. */
 function contentText(content: ResponsesContent): string {
   if (typeof content === "string") return content;
-  return content.flatMap((part) => ("text" in part ? [part.text] : [])).join("\n");
+  return joinTextParts(content, (part) => part.type !== DROPPED.type);
 }
 
 const SYSTEM_ROLES = new Set(["system", "developer"]);

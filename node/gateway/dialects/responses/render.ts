@@ -3,6 +3,7 @@
 // streaming client's `finalResponse()` equals the non-streaming body by construction.
 import type { PivotRequest, PivotResponse, PivotToolCall } from "../../pivot.ts";
 import { shownContent } from "../chat/render.ts";
+import { renderHintsOf, unixSeconds } from "../shared.ts";
 import { ResponsesRenderHints } from "./parse.ts";
 
 export const RESPONSE_PREFIX = "resp_";
@@ -65,18 +66,13 @@ function functionCallItem(call: PivotToolCall, id: string, hints: ResponsesRende
   return item;
 }
 
-function renderHints(request: PivotRequest): ResponsesRenderHints {
-  const parsed = ResponsesRenderHints.safeParse(request.renderHints ?? {});
-  return parsed.success ? parsed.data : { toolNamespaces: {} };
-}
-
 /**
  * Output items in the order the model produced them: reasoning, then the message (omitted when a
  * tool-calling turn has no shown text, see shownContent), then one function_call per tool call.
  */
 export function outputItems(response: PivotResponse, request: PivotRequest): OutputItem[] {
   const base = itemIdBase(response);
-  const hints = renderHints(request);
+  const hints = renderHintsOf(ResponsesRenderHints, request);
   const items: OutputItem[] = [];
   if (response.reasoning) {
     items.push({ type: "reasoning", id: `rs_${base}`, summary: [{ type: "summary_text", text: response.reasoning }] });
@@ -136,10 +132,6 @@ export function responseObject(
 
 export function finalStatus(response: PivotResponse): "completed" | "incomplete" {
   return response.finishReason === "length" ? "incomplete" : "completed";
-}
-
-export function unixSeconds(): number {
-  return Math.floor(Date.now() / 1000);
 }
 
 export function renderResponsesBody(response: PivotResponse, request: PivotRequest) {

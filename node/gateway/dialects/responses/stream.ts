@@ -6,6 +6,7 @@ import type { PolarError } from "../../../errors.ts";
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";
 import { sseFrame, type SseFrame } from "../dialect.ts";
 import { openAiErrorObject } from "../openai-errors.ts";
+import { unixSeconds } from "../shared.ts";
 import {
   finalStatus,
   outputItems,
@@ -13,7 +14,6 @@ import {
   PROMPT_PARAM,
   RESPONSE_PREFIX,
   responseObject,
-  unixSeconds,
   type FunctionCallItem,
   type MessageItem,
   type OutputItem,

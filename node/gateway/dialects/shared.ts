@@ -1,0 +1,36 @@
+// Why: the three dialects join text parts, stamp `created` times and read their render hints the
+// same way; one copy here keeps them from drifting apart (a prompt must render the same whichever
+// dialect carried it).
+import type { z } from "zod";
+import type { PivotRequest } from "../pivot.ts";
+
+/**
+ * Text parts of one message are joined with a newline, as vLLM joins the text parts of an OpenAI
+ * multi-part message, so a prompt renders the same whichever dialect carried it.
+ */
+export const TEXT_PART_SEPARATOR = "\n";
+
+/** The text of the parts `isText` keeps (a kept part without text counts as ""), joined. */
+export function joinTextParts<Part extends { type: string; text?: string }>(
+  parts: readonly Part[],
+  isText: (part: Part) => boolean,
+): string {
+  return parts
+    .filter(isText)
+    .map((part) => part.text ?? "")
+    .join(TEXT_PART_SEPARATOR);
+}
+
+/** Seconds since the epoch, as OpenAI's `created` / `created_at` fields carry them. */
+export function unixSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/**
+ * The dialect's render hints from the request. Hints that do not parse fall back to the schema's
+ * defaults, so `schema` must give every field a default.
+ */
+export function renderHintsOf<Schema extends z.ZodType>(schema: Schema, request: PivotRequest): z.output<Schema> {
+  const parsed = schema.safeParse(request.renderHints ?? {});
+  return parsed.success ? parsed.data : schema.parse({});
+}
