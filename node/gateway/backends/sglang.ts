@@ -13,7 +13,7 @@
 // from sglang 0.5.13 on; an older server answers without them and the call is recorded text-only
 // with the reason in its notes.
 import { z } from "zod";
-import { TokenIds } from "./wire-tokens.ts";
+import { SglangTokenLogprobs, TokenIds, type SglangTokenLogprob } from "./wire-tokens.ts";
 import type { Backend, EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
 import type { EngineClient } from "./engine-client.ts";
@@ -21,12 +21,9 @@ import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatMessage
 import type { RouterWorkerDiscovery } from "./sglang-router.ts";
 import { listEngineModels } from "./vllm.ts";
 
-/** `[logprob, token_id, token_text|null]` as SGLang serialises its logprob tuples. */
-export const SglangTokenLogprob = z.tuple([z.number(), z.number().int()]).rest(z.unknown());
-
 export const SglangMetaInfo = z
   .object({
-    output_token_logprobs: z.array(SglangTokenLogprob).optional(),
+    output_token_logprobs: SglangTokenLogprobs.optional(),
     weight_version: z.union([z.string(), z.number()]).nullable().optional(),
   })
   .passthrough();
@@ -98,7 +95,7 @@ export class SglangBackend implements Backend {
 
 function sglangChatTokens(
   promptIds: number[] | null | undefined,
-  outputLogprobs: z.infer<typeof SglangTokenLogprob>[] | undefined,
+  outputLogprobs: SglangTokenLogprob[] | undefined,
 ): CaptureOutcome {
   if (!promptIds || !outputLogprobs) {
     return { problem: "engine answer lacks prompt_token_ids or meta_info.output_token_logprobs (sglang < 0.5.13?)" };

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { LogprobEntries, TokenIds } from "./wire-tokens.ts";
+import { LogprobEntries, SglangTokenLogprobs, TokenIds, type SglangTokenLogprob } from "./wire-tokens.ts";
 
 describe("engine token wire schemas", () => {
   test("token ids: non-negative integers only", () => {
@@ -11,5 +11,13 @@ describe("engine token wire schemas", () => {
     const entries = [{ token: "a", logprob: -0.5, bytes: [97] }, { logprob: -9999 }];
     expect(LogprobEntries.parse(entries)).toEqual(entries);
     for (const bad of [[{ logprob: "x" }], [null], [{}], [1]]) expect(LogprobEntries.safeParse(bad).success).toBe(false);
+  });
+
+  test("SGLang logprob tuples: [logprob, non-negative integer id, text or null]", () => {
+    const tuples: SglangTokenLogprob[] = [[-0.25, 151645, null], [0, 7, "a"], [-9999, 0, ""]];
+    expect(SglangTokenLogprobs.parse(tuples)).toEqual(tuples);
+    expect(SglangTokenLogprobs.parse([])).toEqual([]);
+    const bad = [[[-0.1, 7]], [[-0.1, 7, null, "x"]], [[-0.1, 1.5, null]], [[-0.1, -1, null]], [["-0.1", 7, null]], [[null, 7, null]], [[-0.1, 7, 3]], [{ 0: -0.1, 1: 7, 2: null }], [null], "x"];
+    for (const value of bad) expect(SglangTokenLogprobs.safeParse(value).success).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
-// Why: engines answer with token-id arrays as long as the whole context (100k+ ids per call);
-// validating them element by element through zod costs more than the rest of the answer, so
-// this schema checks them with one tight loop and still rejects anything that is not ids.
+// Why: engines answer with token-id arrays as long as the whole context (100k+ ids per call) and
+// one logprob entry per sampled token; validating them element by element through zod costs more
+// than the rest of the answer, so these schemas check them with one tight loop each and still
+// reject anything of the wrong shape.
 import { z } from "zod";
 
 function isTokenIdArray(value: unknown): value is number[] {
@@ -20,3 +21,25 @@ function isLogprobEntries(value: unknown): value is Array<{ logprob: number }> {
 
 /** vLLM's `logprobs.content`: one `{logprob, …}` entry per sampled token (other fields unread). */
 export const LogprobEntries = z.custom<Array<{ logprob: number }>>(isLogprobEntries, { message: "expected logprob entries {logprob: number}" });
+
+/** One SGLang logprob tuple `[logprob, token_id, token_text|null]`. */
+export type SglangTokenLogprob = [logprob: number, tokenId: number, text: string | null];
+
+function isSglangTokenLogprobs(value: unknown): value is SglangTokenLogprob[] {
+  if (!Array.isArray(value)) return false;
+  for (const entry of value) {
+    if (!Array.isArray(entry) || entry.length !== 3) return false;
+    const [logprob, id, text] = entry as unknown[];
+    if (typeof logprob !== "number" || typeof id !== "number" || !Number.isInteger(id) || id < 0) return false;
+    if (text !== null && typeof text !== "string") return false;
+  }
+  return true;
+}
+
+/**
+ * SGLang's `meta_info.output_token_logprobs`: one `[logprob, token_id, token_text|null]` per
+ * sampled token (TokenizerManager.detokenize_logprob_tokens; text only with return_text_in_logprobs).
+ */
+export const SglangTokenLogprobs = z.custom<SglangTokenLogprob[]>(isSglangTokenLogprobs, {
+  message: "expected [logprob, token_id, token_text|null] tuples",
+});
