@@ -1,8 +1,8 @@
-// Why: the three dialects join text parts, stamp `created` times and read their render hints the
-// same way; one copy here keeps them from drifting apart (a prompt must render the same whichever
-// dialect carried it).
+// Why: the three dialects join text parts, decide which text a client is shown, stamp `created`
+// times and read their render hints the same way; one copy here keeps them from drifting apart
+// (a prompt must render the same whichever dialect carried it).
 import type { z } from "zod";
-import type { PivotRequest } from "../pivot.ts";
+import type { PivotRequest, PivotResponse } from "../pivot.ts";
 
 /**
  * Text parts of one message are joined with a newline, as vLLM joins the text parts of an OpenAI
@@ -19,6 +19,15 @@ export function joinTextParts<Part extends { type: string; text?: string }>(
     .filter(isText)
     .map((part) => part.text ?? "")
     .join(TEXT_PART_SEPARATOR);
+}
+
+/**
+ * The text a client is shown. In a tool-calling turn, whitespace-only text (Qwen3 writes "\n\n"
+ * after `</think>`, and vLLM keeps it) is no text at all: OpenAI sends null there, and a client
+ * echoing "" instead of "\n\n" makes the chat template re-render exactly the sampled tokens.
+ */
+export function shownContent(response: PivotResponse): string {
+  return response.toolCalls.length > 0 && response.content.trim() === "" ? "" : response.content;
 }
 
 /** Seconds since the epoch, as OpenAI's `created` / `created_at` fields carry them. */

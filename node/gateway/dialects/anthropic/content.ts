@@ -1,7 +1,7 @@
 // Why: the non-streaming Message and the SSE stream must describe the same assistant turn, so
 // both are built from one list of content blocks, ids and stop reason derived here.
 import type { FinishReason, PivotResponse, PivotToolCall } from "../../pivot.ts";
-import { shownContent } from "../chat/render.ts";
+import { shownContent } from "../shared.ts";
 
 export interface ThinkingContent {
   type: "thinking";

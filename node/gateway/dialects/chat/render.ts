@@ -4,22 +4,13 @@
 // finish_reason, optional usage chunk, `[DONE]`.
 import type { PivotRequest, PivotResponse, PivotToolCall } from "../../pivot.ts";
 import { sseFrame, type SseFrame } from "../dialect.ts";
-import { renderHintsOf, unixSeconds } from "../shared.ts";
+import { renderHintsOf, shownContent, unixSeconds } from "../shared.ts";
 import { ChatRenderHints } from "./parse.ts";
 
 const ID_PREFIX = "chatcmpl-";
 
 export function completionId(response: PivotResponse): string {
   return response.id.startsWith(ID_PREFIX) ? response.id : `${ID_PREFIX}${response.id}`;
-}
-
-/**
- * The text a client is shown. In a tool-calling turn, whitespace-only text (Qwen3 writes "\n\n"
- * after `</think>`, and vLLM keeps it) is no text at all: OpenAI sends null there, and a client
- * echoing "" instead of "\n\n" makes the chat template re-render exactly the sampled tokens.
- */
-export function shownContent(response: PivotResponse): string {
-  return response.toolCalls.length > 0 && response.content.trim() === "" ? "" : response.content;
 }
 
 function usageOf(response: PivotResponse) {

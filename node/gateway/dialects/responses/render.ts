@@ -2,8 +2,7 @@
 // The non-streaming body and the stream's final `response.completed` both come from here, so a
 // streaming client's `finalResponse()` equals the non-streaming body by construction.
 import type { PivotRequest, PivotResponse, PivotToolCall } from "../../pivot.ts";
-import { shownContent } from "../chat/render.ts";
-import { renderHintsOf, unixSeconds } from "../shared.ts";
+import { renderHintsOf, shownContent, unixSeconds } from "../shared.ts";
 import { ResponsesRenderHints } from "./parse.ts";
 
 export const RESPONSE_PREFIX = "resp_";
