@@ -2,7 +2,7 @@
 // `@anthropic-ai/sdk`'s MessageStream accumulates and Claude Code consumes.
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";
 import { type SseFrame, sseFrame } from "../dialect.ts";
-import { type ContentBlock, contentBlocks } from "./content.ts";
+import type { ContentBlock } from "./content.ts";
 import { renderMessage } from "./response.ts";
 
 function event(type: string, data: Record<string, unknown>): SseFrame {
@@ -44,7 +44,7 @@ export function renderMessageStream(response: PivotResponse, request: PivotReque
   return [
     event("message_start", { message: start }),
     event("ping", {}),
-    ...contentBlocks(response).flatMap(blockEvents),
+    ...message.content.flatMap(blockEvents),
     event("message_delta", {
       delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence, stop_details: null },
       usage: message.usage,
