@@ -1,25 +1,28 @@
 // Why: `polar mock-engine` — run the vLLM/SGLang-compatible mock engine from a shell (demo,
 // manual tests, harness experiments). Flags map one to one onto MockEngineOptions.
 import { type FlagSpecs, UsageError, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
-import { ENGINE_APIS, type MockEngineOptionsInput } from "./options.ts";
+import { ENGINE_APIS, MockEngineOptionsSchema, type MockEngineOptionsInput } from "./options.ts";
 import { loadScriptFile } from "./script.ts";
 import { startMockEngine } from "./server.ts";
 
 const SUMMARY = "a vLLM-compatible (or SGLang-compatible) engine with the real Qwen3 tokenizer and chat template and a scripted, deterministic policy";
 
+/** The defaults the options schema applies, so --help shows what really happens. */
+const DEFAULTS = MockEngineOptionsSchema.parse({});
+
 const FLAGS: FlagSpecs = {
-  host: { type: "string", help: "listen address", default: "127.0.0.1" },
-  port: { type: "string", help: "listen port, 0 = any free port", default: "8000" },
-  model: { type: "string", help: "served model name", default: "Qwen/Qwen3-8B" },
+  host: { type: "string", help: "listen address", default: DEFAULTS.host },
+  port: { type: "string", help: "listen port, 0 = any free port", default: String(DEFAULTS.port) },
+  model: { type: "string", help: "served model name", default: DEFAULTS.model },
   "model-folder": { type: "string", help: "HF folder with tokenizer.json + tokenizer_config.json (default: bundled Qwen3)" },
-  "max-model-len": { type: "string", help: "context window in tokens", default: "40960" },
-  seed: { type: "string", help: "engine seed for the pseudo-random logprobs", default: "0" },
+  "max-model-len": { type: "string", help: "context window in tokens", default: String(DEFAULTS.maxModelLen) },
+  seed: { type: "string", help: "engine seed for the pseudo-random logprobs", default: String(DEFAULTS.seed) },
   script: { type: "string", help: 'policy script file {"steps":[{"think"?,"shell"?,"text"?}]}' },
-  "ttft-ms": { type: "string", help: "delay before the first token", default: "0" },
-  "ms-per-token": { type: "string", help: "delay per generated token", default: "0" },
-  "fail-first": { type: "string", help: "answer HTTP 500 to the first n generation calls", default: "0" },
+  "ttft-ms": { type: "string", help: "delay before the first token", default: String(DEFAULTS.ttftMs) },
+  "ms-per-token": { type: "string", help: "delay per generated token", default: String(DEFAULTS.msPerToken) },
+  "fail-first": { type: "string", help: "answer HTTP 500 to the first n generation calls", default: String(DEFAULTS.failFirst) },
   "hang-calls": { type: "string", help: "comma-separated call numbers that never answer (e.g. 2,5)" },
-  dialect: { type: "string", help: `API to speak: ${ENGINE_APIS.join(" | ")}`, default: "vllm" },
+  dialect: { type: "string", help: `API to speak: ${ENGINE_APIS.join(" | ")}`, default: DEFAULTS.dialect },
 };
 
 /** Options from argv; null after printing help for `--help`. */
