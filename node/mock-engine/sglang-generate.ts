@@ -7,8 +7,8 @@ import { randomHex, sseResponse, type EngineContext } from "./context.ts";
 import { EngineError } from "./engine-error.ts";
 import { sleep } from "./faults.ts";
 import type { Generation } from "./model.ts";
+import { checkModel, parseBody } from "./request.ts";
 import { stopList } from "./stop-strings.ts";
-import { checkModel, parseBody } from "./vllm-chat.ts";
 
 const GenerateRequest = z
   .object({

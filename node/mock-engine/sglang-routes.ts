@@ -14,11 +14,11 @@ import { Hono } from "hono";
 import { nowSeconds, randomHex, sseResponse, type EngineContext } from "./context.ts";
 import { asEngineError, EngineError, sglangErrorBody } from "./engine-error.ts";
 import { sleep } from "./faults.ts";
+import { readJson } from "./request.ts";
 import { sglangGenerate, sglangMetaInfo } from "./sglang-generate.ts";
 import { tokenDeltas } from "./stream-deltas.ts";
 import { tokenize } from "./tokenize-routes.ts";
 import { chatLogprobs, prepareChat, type PreparedChat } from "./vllm-chat.ts";
-import { readJson } from "./vllm-routes.ts";
 
 const sglangToolCallId = () => `call_${randomHex(12)}`;
 

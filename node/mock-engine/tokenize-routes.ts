@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ChatCompletionRequest, renderOptions, templateMessages } from "./chat-request.ts";
 import type { EngineContext } from "./context.ts";
 import { EngineError } from "./engine-error.ts";
-import { checkModel, parseBody } from "./vllm-chat.ts";
+import { checkModel, parseBody } from "./request.ts";
 
 const TokenizeCompletion = z
   .object({ model: z.string().optional(), prompt: z.string(), return_token_strs: z.boolean().nullable().optional() })

@@ -15,6 +15,7 @@ import { nowSeconds, randomHex, sseResponse, type EngineContext } from "./contex
 import { EngineError } from "./engine-error.ts";
 import { sleep } from "./faults.ts";
 import type { Generation } from "./model.ts";
+import { checkModel, parseBody } from "./request.ts";
 import { stopList } from "./stop-strings.ts";
 import { tokenDeltas } from "./stream-deltas.ts";
 
@@ -24,22 +25,6 @@ export interface PreparedChat {
   generation: Generation;
   parsed: Qwen3Output;
   finishReason: "stop" | "length" | "tool_calls";
-}
-
-export function parseBody<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, body: unknown): T {
-  const result = schema.safeParse(body);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = issue ? issue.path.map(String).join(".") : "";
-    throw new EngineError("bad_request", `Invalid request${where ? ` at ${where}` : ""}: ${issue?.message ?? "malformed body"}`, where || null);
-  }
-  return result.data;
-}
-
-export function checkModel(ctx: EngineContext, model: string | undefined): void {
-  if (model !== undefined && model !== ctx.options.model) {
-    throw new EngineError("not_found", `The model \`${model}\` does not exist.`, "model");
-  }
 }
 
 /** Shared by the vLLM and SGLang chat endpoints: validate, render, admit, generate, parse. */

@@ -6,8 +6,8 @@ import { nowSeconds, randomHex, sseResponse, type EngineContext } from "./contex
 import { EngineError } from "./engine-error.ts";
 import { sleep } from "./faults.ts";
 import type { Generation } from "./model.ts";
+import { checkModel, parseBody } from "./request.ts";
 import { stopList } from "./stop-strings.ts";
-import { checkModel, parseBody } from "./vllm-chat.ts";
 
 const TokenIds = z.array(z.number().int().min(0));
 

@@ -4,17 +4,10 @@ import { Hono } from "hono";
 import type { EngineContext } from "./context.ts";
 import { asEngineError, vllmErrorBody } from "./engine-error.ts";
 import { nowSeconds } from "./context.ts";
+import { readJson } from "./request.ts";
 import { detokenize, tokenize } from "./tokenize-routes.ts";
 import { vllmChatCompletion } from "./vllm-chat.ts";
 import { vllmCompletion } from "./vllm-completions.ts";
-
-export async function readJson(request: Request): Promise<unknown> {
-  try {
-    return await request.json();
-  } catch {
-    return undefined;
-  }
-}
 
 export function vllmApp(ctx: EngineContext): Hono {
   const app = new Hono();
