@@ -11,6 +11,7 @@
 // finish_reason["matched"] (EOS id, or the stop string); `_process_tool_calls` turns a "stop" with
 // parsed tool calls into "tool_calls" with matched None (the stream's last chunk keeps it).
 import { Hono } from "hono";
+import { chatLogprobs, prepareChat, type PreparedChat } from "./chat-generation.ts";
 import { nowSeconds, randomHex, sseResponse, type EngineContext } from "./context.ts";
 import { asEngineError, EngineError, sglangErrorBody } from "./engine-error.ts";
 import { sleep } from "./faults.ts";
@@ -18,7 +19,6 @@ import { readJson } from "./request.ts";
 import { sglangGenerate, sglangMetaInfo } from "./sglang-generate.ts";
 import { tokenDeltas } from "./stream-deltas.ts";
 import { tokenize } from "./tokenize-routes.ts";
-import { chatLogprobs, prepareChat, type PreparedChat } from "./vllm-chat.ts";
 
 const sglangToolCallId = () => `call_${randomHex(12)}`;
 
