@@ -1,10 +1,11 @@
-// Why: the gateway speaks the pivot (PivotMessage / PivotTool, arguments as JSON text); the chat
-// template wants the OpenAI/HF shape with arguments as objects. vLLM parses `arguments` JSON text
-// into an object before rendering; this converter does the same so our prompt equals vLLM's.
-import type { PivotMessage, PivotTool } from "../gateway/pivot.ts";
+// Why: the gateway speaks the pivot (protocol/chat.ts Message / Tool, arguments as JSON text);
+// the chat template wants the OpenAI/HF shape with arguments as objects. vLLM parses `arguments`
+// JSON text into an object before rendering; this converter does the same so our prompt equals
+// vLLM's.
+import type { Message, Tool, ToolCall } from "../../protocol/chat.ts";
 import type { TemplateMessage, TemplateTool, TemplateToolCall } from "./chat-template.ts";
 
-export function pivotToTemplateMessages(messages: readonly PivotMessage[]): TemplateMessage[] {
+export function pivotToTemplateMessages(messages: readonly Message[]): TemplateMessage[] {
   return messages.map((m) => {
     const out: TemplateMessage = { role: m.role, content: m.content };
     if (m.reasoning !== undefined) out.reasoning_content = m.reasoning;
@@ -15,14 +16,14 @@ export function pivotToTemplateMessages(messages: readonly PivotMessage[]): Temp
   });
 }
 
-export function pivotToTemplateTools(tools: readonly PivotTool[]): TemplateTool[] {
+export function pivotToTemplateTools(tools: readonly Tool[]): TemplateTool[] {
   return tools.map((t) => ({
     type: "function",
     function: { name: t.name, description: t.description ?? null, parameters: t.parameters },
   }));
 }
 
-function templateToolCall(call: { id: string; name: string; arguments: string }): TemplateToolCall {
+function templateToolCall(call: ToolCall): TemplateToolCall {
   return { id: call.id, type: "function", function: { name: call.name, arguments: parseArguments(call.arguments) } };
 }
 
