@@ -78,6 +78,15 @@ describe("engine client policy", () => {
     expect(err.details).toMatchObject({ status: 404, attempts: 1 });
   });
 
+  test("listing models routes no session: the first session still goes to the first engine", async () => {
+    const [e1, e2] = [await engine(), await engine()];
+    const backend = createBackend("vllm", { urls: [e1.url, e2.url] });
+    expect(await backend.listModels()).toEqual(["Qwen/Qwen3-8B"]);
+    expect(await backend.listModels()).toEqual(["Qwen/Qwen3-8B"]);
+    expect((await call(backend, hello, "a")).engineUrl).toBe(e1.url);
+    expect((await call(backend, hello, "b")).engineUrl).toBe(e2.url);
+  });
+
   test("sessions stick to their engine and fail over when it stops", async () => {
     const [e1, e2] = [await engine(), await engine()];
     const backend = createBackend("vllm", { urls: [e1.url, e2.url], retries: 1, backoffMs: 1 });

@@ -1,7 +1,7 @@
 // Why: every backend makes the same kind of engine call — pick an engine for the session, POST
 // JSON, survive connect errors and 5xx with bounded exponential backoff, stop at a deadline, and
 // parse the answer with zod — so the policy lives here once and backends only build bodies.
-import type { z } from "zod";
+import { z } from "zod";
 import { PolarError } from "../../errors.ts";
 import { EnginePool } from "./engine-pool.ts";
 import { engineHttpError, isRetryableStatus } from "./engine-errors.ts";
@@ -24,12 +24,24 @@ export interface EngineReply<T> {
 }
 
 interface EngineRequest<S extends z.ZodType> {
-  sessionId: string;
+  /** Routing key (calls of one session stick to one engine); null: no session, nothing remembered. */
+  sessionId: string | null;
   signal: AbortSignal;
   method?: "GET" | "POST";
   path: string;
   body?: unknown;
   schema: S;
+}
+
+/** `GET /v1/models` answer (OpenAI, vLLM, SGLang); vLLM's and SGLang's model cards carry `max_model_len`. */
+const WireModelList = z.object({
+  data: z.array(z.object({ id: z.string(), max_model_len: z.number().int().nullable().optional() })),
+});
+
+export interface ServedModel {
+  id: string;
+  /** Context window the engine reports, when it does. */
+  maxModelLen?: number;
 }
 
 /** Outcome of one attempt that may be retried. */
@@ -78,6 +90,12 @@ export class EngineClient {
       }
     }
     throw exhausted(last, this.options.retries + 1);
+  }
+
+  /** Models the engines serve: `GET /v1/models` on a healthy engine, outside any session. */
+  async models(signal: AbortSignal = new AbortController().signal): Promise<ServedModel[]> {
+    const reply = await this.request({ sessionId: null, signal, method: "GET", path: "/v1/models", schema: WireModelList });
+    return reply.data.data.map((m) => ({ id: m.id, ...(m.max_model_len != null && { maxModelLen: m.max_model_len }) }));
   }
 
   private headers(hasBody: boolean): Record<string, string> {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { EnginePool } from "./engine-pool.ts";
+import { engineBaseUrl, EnginePool } from "./engine-pool.ts";
 
 const A = "http://127.0.0.1:1001";
 const B = "http://127.0.0.1:1002";
@@ -55,6 +55,22 @@ describe("EnginePool", () => {
     now.t = 10;
     p.markDown(B);
     expect(p.acquire("s").url).toBe(A);
+  });
+
+  test("calls of no session (model listing) are not remembered and do not weigh on routing", () => {
+    const p = pool({ t: 0 });
+    const listing = p.acquire(null);
+    expect(listing.url).toBe(A);
+    listing.release();
+    // A holds no session: the first session still goes to A, the configured first engine.
+    expect(p.acquire("s1").url).toBe(A);
+    expect(p.acquire(null).url).toBe(B); // A has a call in flight
+  });
+
+  test("engine URLs are base URLs: trailing slashes and /v1 are dropped", () => {
+    expect(engineBaseUrl("http://127.0.0.1:8000/v1/")).toBe("http://127.0.0.1:8000");
+    expect(engineBaseUrl("http://127.0.0.1:8000//")).toBe("http://127.0.0.1:8000");
+    expect(new EnginePool([`${A}/v1`], { downMs: 0, maxSessions: 1 }).urls).toEqual([A]);
   });
 
   test("release is idempotent", () => {

@@ -33,7 +33,7 @@ export class EnginePool {
     private readonly options: EnginePoolOptions,
   ) {
     if (urls.length === 0) throw new Error("EnginePool needs at least one engine URL");
-    this.engines = urls.map((url) => ({ url: trimSlash(url), inFlight: 0, downUntil: 0 }));
+    this.engines = urls.map((url) => ({ url: engineBaseUrl(url), inFlight: 0, downUntil: 0 }));
     this.now = options.now ?? Date.now;
     this.sticky = new LruMap(options.maxSessions);
   }
@@ -49,14 +49,17 @@ export class EnginePool {
   setUrls(urls: readonly string[]): void {
     if (urls.length === 0) return;
     const old = new Map(this.engines.map((e) => [e.url, e]));
-    this.engines = urls.map(trimSlash).map((url) => old.get(url) ?? { url, inFlight: 0, downUntil: 0 });
+    this.engines = urls.map(engineBaseUrl).map((url) => old.get(url) ?? { url, inFlight: 0, downUntil: 0 });
   }
 
-  /** Picks the engine for a call of `sessionId` and counts the call against it until released. */
-  acquire(sessionId: string): EngineLease {
+  /**
+   * Picks the engine for a call of `sessionId` and counts the call against it until released.
+   * A call of no session (`null`: model listing, …) goes to a healthy engine and is not remembered.
+   */
+  acquire(sessionId: string | null): EngineLease {
     const engine = this.pick(sessionId);
     engine.inFlight += 1;
-    this.sticky.set(sessionId, engine.url);
+    if (sessionId !== null) this.sticky.set(sessionId, engine.url);
     let released = false;
     return {
       url: engine.url,
@@ -89,9 +92,9 @@ export class EnginePool {
     return Object.fromEntries(this.engines.map((e) => [e.url, e.inFlight]));
   }
 
-  private pick(sessionId: string): EngineState {
+  private pick(sessionId: string | null): EngineState {
     const now = this.now();
-    const stuck = this.sticky.get(sessionId);
+    const stuck = sessionId === null ? undefined : this.sticky.get(sessionId);
     const healthy = this.engines.filter((e) => e.downUntil <= now);
     const stuckEngine = healthy.find((e) => e.url === stuck);
     if (stuckEngine) return stuckEngine;
@@ -113,6 +116,7 @@ export class EnginePool {
   }
 }
 
-function trimSlash(url: string): string {
-  return url.replace(/\/+$/, "");
+/** Engine URLs are base URLs: trailing slashes and a trailing `/v1` (as OpenAI SDK base URLs carry) are dropped. */
+export function engineBaseUrl(url: string): string {
+  return url.replace(/\/+$/, "").replace(/\/v1$/, "");
 }

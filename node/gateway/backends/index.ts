@@ -17,8 +17,7 @@ export const ROUTER_REFRESH_MS = 30_000;
 
 export function createBackend(kind: BackendKind, input: BackendOptionsInput): Backend {
   const options = BackendOptions.parse(input);
-  const urls = options.urls.map(engineBaseUrl);
-  const client = new EngineClient({ ...options, urls });
+  const client = new EngineClient(options);
   switch (kind) {
     case "vllm":
       return new VllmBackend(client, options.model);
@@ -33,7 +32,7 @@ export function createBackend(kind: BackendKind, input: BackendOptionsInput): Ba
       return new SglangBackend(client, {
         servedModel: options.model,
         ...(options.router && {
-          discovery: new RouterWorkerDiscovery(urls, (workers) => client.pool.setUrls(workers.map(engineBaseUrl)), {
+          discovery: new RouterWorkerDiscovery(options.urls, (workers) => client.pool.setUrls(workers), {
             refreshMs: ROUTER_REFRESH_MS,
             timeoutMs: Math.min(options.timeoutMs, 10_000),
             apiKey: options.apiKey,
@@ -50,9 +49,4 @@ function titoOptions(options: BackendOptions) {
     servedModel: options.model,
     maxSessions: options.maxSessions,
   };
-}
-
-/** Engine URLs are base URLs; a trailing `/v1` (as OpenAI SDK base URLs carry) is dropped. */
-export function engineBaseUrl(url: string): string {
-  return url.replace(/\/+$/, "").replace(/\/v1$/, "");
 }

@@ -158,6 +158,3 @@ export function finishReasonOf(engineReason: string | null | undefined, hasToolC
   if (hasToolCalls) return "tool_calls";
   return "stop";
 }
-
-/** `GET /v1/models` answer (OpenAI, vLLM, SGLang). */
-export const WireModelList = z.object({ data: z.array(z.object({ id: z.string() })) });

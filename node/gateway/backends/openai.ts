@@ -1,17 +1,19 @@
 // Why: offline data generation can use any OpenAI-compatible chat API (hosted or self-served)
 // that cannot return token ids; such calls are recorded as text only and say so in their notes.
-import type { Backend, EngineCall, EngineResult } from "./backend.ts";
+import type { EngineCall, EngineResult } from "./backend.ts";
+import { EngineBackend } from "./engine-backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 import { openAiChatBody, pivotFromChatMessage, WireChatResponse } from "./openai-chat.ts";
-import { listEngineModels } from "./vllm.ts";
 
-export class OpenAiBackend implements Backend {
+export class OpenAiBackend extends EngineBackend {
   readonly name = "openai";
 
   constructor(
-    private readonly client: EngineClient,
+    client: EngineClient,
     private readonly options: { servedModel?: string; passReasoning: boolean },
-  ) {}
+  ) {
+    super(client);
+  }
 
   async complete(call: EngineCall): Promise<EngineResult> {
     const body = openAiChatBody(call.request, {
@@ -42,13 +44,5 @@ export class OpenAiBackend implements Backend {
       engineUrl: reply.engineUrl,
       notes: { textOnly: true, ...(reply.attempts > 1 && { attempts: reply.attempts }) },
     };
-  }
-
-  listModels(): Promise<string[]> {
-    return listEngineModels(this.client);
-  }
-
-  forgetSession(sessionId: string): void {
-    this.client.pool.forget(sessionId);
   }
 }

@@ -7,6 +7,7 @@
 // Older sglang-router releases serve `GET /list_workers` → `{urls:[…]}`; both are accepted.
 import { z } from "zod";
 import { PolarError } from "../../errors.ts";
+import { engineBaseUrl } from "./engine-pool.ts";
 
 const WorkersAnswer = z.object({
   workers: z.array(
@@ -22,7 +23,7 @@ const ListWorkersAnswer = z.object({ urls: z.array(z.string()) });
 /** Regular, healthy worker base URLs behind one router. */
 export async function listRouterWorkers(routerUrl: string, signal: AbortSignal, apiKey?: string): Promise<string[]> {
   const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
-  const base = routerUrl.replace(/\/+$/, "");
+  const base = engineBaseUrl(routerUrl);
   const modern = await getJson(`${base}/workers`, headers, signal);
   const parsedModern = WorkersAnswer.safeParse(modern);
   if (parsedModern.success) {

@@ -14,12 +14,12 @@
 // with the reason in its notes.
 import { z } from "zod";
 import { SglangTokenLogprobs, TokenIds, type SglangTokenLogprob } from "./wire-tokens.ts";
-import type { Backend, EngineCall, EngineResult } from "./backend.ts";
+import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
+import { EngineBackend } from "./engine-backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatMessage, WireUsage } from "./openai-chat.ts";
 import type { RouterWorkerDiscovery } from "./sglang-router.ts";
-import { listEngineModels } from "./vllm.ts";
 
 export const SglangMetaInfo = z
   .object({
@@ -44,13 +44,15 @@ const SglangChatResponse = z.object({
   usage: WireUsage.nullable().optional(),
 });
 
-export class SglangBackend implements Backend {
+export class SglangBackend extends EngineBackend {
   readonly name = "sglang";
 
   constructor(
-    private readonly client: EngineClient,
+    client: EngineClient,
     private readonly options: { servedModel?: string; discovery?: RouterWorkerDiscovery },
-  ) {}
+  ) {
+    super(client);
+  }
 
   async complete(call: EngineCall): Promise<EngineResult> {
     await this.options.discovery?.refreshIfStale();
@@ -83,13 +85,9 @@ export class SglangBackend implements Backend {
     return { response, tokens: "problem" in capture ? null : capture, engineUrl: reply.engineUrl, ...(notes && { notes }) };
   }
 
-  async listModels(): Promise<string[]> {
+  override async listModels(): Promise<string[]> {
     await this.options.discovery?.refreshIfStale();
-    return listEngineModels(this.client);
-  }
-
-  forgetSession(sessionId: string): void {
-    this.client.pool.forget(sessionId);
+    return super.listModels();
   }
 }
 

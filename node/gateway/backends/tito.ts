@@ -2,19 +2,16 @@
 // sends prompt ids to the engine and parses the sampled text itself. The prompt is then exactly
 // what Polar decided (optionally with earlier turns' sampled ids spliced back), independent of the
 // engine's template handling, reasoning parser or tool parser configuration.
-import { z } from "zod";
 import { getChatTemplate, parseQwen3Output, pivotToTemplateMessages, pivotToTemplateTools, type ChatTemplate } from "../../tokenizer/index.ts";
 import type { PivotRequest } from "../pivot.ts";
-import type { Backend, EngineCall, EngineResult } from "./backend.ts";
+import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
+import { EngineBackend } from "./engine-backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 import { finishReasonOf, stopSequenceOf } from "./openai-chat.ts";
 import type { TitoEngine } from "./options.ts";
 import { sglangGenerate, vllmCompletions, type TokenEngine } from "./tito-engines.ts";
 import { TokenSpliceCache } from "./token-splice.ts";
-import { listEngineModels } from "./vllm.ts";
-
-const ModelsWithLength = z.object({ data: z.array(z.object({ max_model_len: z.number().int().nullable().optional() })) });
 
 const TOKEN_ENGINES: Record<TitoEngine, TokenEngine> = { vllm: vllmCompletions, sglang: sglangGenerate };
 
@@ -29,7 +26,7 @@ export interface TitoOptions {
   name?: string;
 }
 
-export class TitoBackend implements Backend {
+export class TitoBackend extends EngineBackend {
   readonly name: string;
   private readonly template: ChatTemplate;
   private readonly engine: TokenEngine;
@@ -37,9 +34,10 @@ export class TitoBackend implements Backend {
   private contextLength: Promise<number | undefined> | undefined;
 
   constructor(
-    private readonly client: EngineClient,
+    client: EngineClient,
     private readonly options: TitoOptions,
   ) {
+    super(client);
     this.name = options.name ?? "tito";
     this.template = getChatTemplate(options.tokenizer);
     this.engine = TOKEN_ENGINES[options.engine];
@@ -94,12 +92,8 @@ export class TitoBackend implements Backend {
     return this.template.tokenizer.encode(this.render(request)).length;
   }
 
-  listModels(): Promise<string[]> {
-    return listEngineModels(this.client);
-  }
-
-  forgetSession(sessionId: string): void {
-    this.client.pool.forget(sessionId);
+  override forgetSession(sessionId: string): void {
+    super.forgetSession(sessionId);
     this.splices?.forget(sessionId);
   }
 
@@ -110,8 +104,8 @@ export class TitoBackend implements Backend {
    */
   private engineContextLength(signal: AbortSignal): Promise<number | undefined> {
     this.contextLength ??= this.client
-      .request({ sessionId: "polar:list-models", signal, method: "GET", path: "/v1/models", schema: ModelsWithLength })
-      .then((reply) => reply.data.data[0]?.max_model_len ?? this.template.tokenizer.folder.modelMaxLength)
+      .models(signal)
+      .then((models) => models[0]?.maxModelLen ?? this.template.tokenizer.folder.modelMaxLength)
       .catch(() => {
         this.contextLength = undefined;
         return this.template.tokenizer.folder.modelMaxLength;

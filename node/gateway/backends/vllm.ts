@@ -14,10 +14,11 @@
 // token id (stop_token_ids), or null (EOS, length) — a string becomes the pivot's stopSequence.
 import { z } from "zod";
 import { LogprobEntries, TokenIds } from "./wire-tokens.ts";
-import type { Backend, EngineCall, EngineResult, TokenCapture } from "./backend.ts";
+import type { EngineCall, EngineResult, TokenCapture } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
+import { EngineBackend } from "./engine-backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
-import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatMessage, WireModelList, WireUsage } from "./openai-chat.ts";
+import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatMessage, WireUsage } from "./openai-chat.ts";
 
 const VllmChatResponse = z.object({
   id: z.string().optional(),
@@ -40,13 +41,15 @@ const VllmChatResponse = z.object({
 });
 type VllmChatResponse = z.infer<typeof VllmChatResponse>;
 
-export class VllmBackend implements Backend {
+export class VllmBackend extends EngineBackend {
   readonly name = "vllm";
 
   constructor(
-    private readonly client: EngineClient,
+    client: EngineClient,
     private readonly servedModel?: string,
-  ) {}
+  ) {
+    super(client);
+  }
 
   async complete(call: EngineCall): Promise<EngineResult> {
     const body = {
@@ -76,14 +79,6 @@ export class VllmBackend implements Backend {
     const notes = callNotes(reply.attempts, capture);
     return { response, tokens: "problem" in capture ? null : capture, engineUrl: reply.engineUrl, ...(notes && { notes }) };
   }
-
-  listModels(): Promise<string[]> {
-    return listEngineModels(this.client);
-  }
-
-  forgetSession(sessionId: string): void {
-    this.client.pool.forget(sessionId);
-  }
 }
 
 /**
@@ -103,16 +98,4 @@ export function vllmTokens(data: VllmChatResponse): TokenCapture | { problem: st
     return { problem: `engine returned ${logprobs.length} logprobs for ${outputIds.length} sampled ids` };
   }
   return { promptIds, outputIds, logprobs };
-}
-
-/** Model ids from the first engine that answers `GET /v1/models`. */
-export async function listEngineModels(client: EngineClient): Promise<string[]> {
-  const reply = await client.request({
-    sessionId: "polar:list-models",
-    signal: new AbortController().signal,
-    method: "GET",
-    path: "/v1/models",
-    schema: WireModelList,
-  });
-  return reply.data.data.map((m) => m.id);
 }
