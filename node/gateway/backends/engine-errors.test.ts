@@ -34,6 +34,12 @@ describe("engine error mapping", () => {
       maxContextTokens: 4096,
       promptTokens: 5000,
     });
+    expect(
+      parseContextLength("This model's maximum context length is 32768 tokens. However, you requested 32818 tokens in the messages, Please reduce the length of the messages."),
+    ).toEqual({ maxContextTokens: 32768, promptTokens: 32818 });
+    expect(
+      parseContextLength("This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages."),
+    ).toEqual({ maxContextTokens: 128000, promptTokens: 130000 });
     expect(parseContextLength("The input (150000 tokens) is longer than the model's context length (128000 tokens).")).toEqual({
       maxContextTokens: 128000,
       promptTokens: 150000,

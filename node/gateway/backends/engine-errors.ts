@@ -30,22 +30,31 @@ export function engineErrorMessage(bodyText: string): string {
   return detail === undefined ? raw : JSON.stringify(detail);
 }
 
-export interface ContextLengthDetails {
-  maxContextTokens?: number;
-  promptTokens?: number;
-  maxTokens?: number;
-}
+/**
+ * Numbers a context_length PolarError carries in its details (those the engine named). Dialects
+ * read them back with this schema to word the overflow the way their clients recognise it.
+ */
+export const ContextLengthDetails = z.object({
+  /** The model's context window. */
+  maxContextTokens: z.number().int().nonnegative().optional(),
+  /** Tokens of the prompt. */
+  promptTokens: z.number().int().nonnegative().optional(),
+  /** Completion tokens requested (max_tokens). */
+  maxTokens: z.number().int().nonnegative().optional(),
+});
+export type ContextLengthDetails = z.infer<typeof ContextLengthDetails>;
 
 /**
  * Wordings of a context overflow. vLLM (vllm/entrypoints/serve, renderers): "This model's maximum
  * context length is N tokens. However, you requested X tokens (P in the messages, M in the
- * completion)…", "'max_tokens' or 'max_completion_tokens' is too large: M. This model's maximum
+ * completion)…", older vLLM "… However, you requested P tokens in the messages, Please reduce…",
+ * "'max_tokens' or 'max_completion_tokens' is too large: M. This model's maximum
  * context length is N tokens and your request has P input tokens (M > N - P)", "The decoder prompt
  * (length P) is longer than the maximum model length of N", "Input length (P) exceeds model's
  * maximum context length (N)" (vllm/entrypoints/serve/utils/api_utils.py get_max_tokens). SGLang: "The input (P tokens) is
  * longer than the model's context length (N tokens)", "Requested token count exceeds the model's
  * maximum context length of N tokens. You requested a total of T tokens: P tokens from the input
- * messages and M tokens for the completion".
+ * messages and M tokens for the completion". OpenAI: "… However, your messages resulted in P tokens".
  */
 const CONTEXT_LENGTH_MARKERS = [
   /maximum context length/i,
@@ -65,6 +74,8 @@ const NUMBER_PATTERNS: { key: keyof ContextLengthDetails; re: RegExp }[] = [
   { key: "maxContextTokens", re: /maximum model length of (\d+)/i },
   { key: "maxContextTokens", re: /model's context length \((\d+) tokens?\)/i },
   { key: "promptTokens", re: /\((\d+) in the messages/i },
+  { key: "promptTokens", re: /requested (\d+) tokens in the messages/i },
+  { key: "promptTokens", re: /messages resulted in (\d+) tokens/i },
   { key: "promptTokens", re: /input length \((\d+)\)/i },
   { key: "promptTokens", re: /request has (\d+) input tokens/i },
   { key: "promptTokens", re: /prompt contains at least (\d+) input tokens/i },

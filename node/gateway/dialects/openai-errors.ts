@@ -2,8 +2,8 @@
 // and its status codes; harnesses (codex, pi, qwen) recognise a context overflow by
 // `code:"context_length_exceeded"` and by OpenAI's message wording, so both dialects map PolarError
 // here, in one place, and turn zod failures into a bad_request that names the offending field.
-import { z } from "zod";
 import { PolarError, type ErrorCode } from "../../errors.ts";
+import { ContextLengthDetails } from "../backends/engine-errors.ts";
 
 export interface OpenAiErrorObject {
   message: string;
@@ -25,13 +25,6 @@ const TYPE_AND_CODE: Record<ErrorCode, { type: string; code: string | null }> = 
   overloaded: { type: "server_error", code: "overloaded" },
   internal: { type: "server_error", code: null },
 };
-
-/** Numbers a backend attaches to a context_length error (see backends/engine-errors.ts). */
-const ContextLengthDetails = z.object({
-  maxContextTokens: z.number().int().optional(),
-  promptTokens: z.number().int().optional(),
-  maxTokens: z.number().int().optional(),
-});
 
 /**
  * OpenAI's own wording, which clients match with regexes ("maximum context length is N tokens",

@@ -1,7 +1,7 @@
 // Why: Polar's closed error codes mapped once to Anthropic's error shape
 // `{type:"error", error:{type, message}}`, as JSON and as an `event: error` SSE frame.
-import { z } from "zod";
 import type { ErrorCode, PolarError } from "../../../errors.ts";
+import { ContextLengthDetails, parseContextLength } from "../../backends/engine-errors.ts";
 import { type SseFrame, sseFrame } from "../dialect.ts";
 
 export const ANTHROPIC_ERROR_TYPES = [
@@ -35,18 +35,6 @@ export interface AnthropicErrorBody {
   error: { type: AnthropicErrorType; message: string };
 }
 
-/** Numbers a backend attaches to a context_length error (see backends/engine-errors.ts). */
-const ContextLengthDetails = z.object({
-  promptTokens: z.number().int().positive().optional(),
-  maxTokens: z.number().int().positive().optional(),
-  maxContextTokens: z.number().int().positive().optional(),
-});
-
-function firstNumber(text: string, pattern: RegExp): number | undefined {
-  const match = pattern.exec(text);
-  return match?.[1] ? Number(match[1]) : undefined;
-}
-
 /**
  * Claude Code recognises an over-long prompt by Anthropic's exact wording
  * `prompt is too long: N tokens > M maximum`. M is the context window; N is what the request
@@ -56,12 +44,12 @@ function firstNumber(text: string, pattern: RegExp): number | undefined {
 export function promptTooLongMessage(error: PolarError): string {
   if (/^prompt is too long/i.test(error.message)) return error.message;
   const parsed = ContextLengthDetails.safeParse(error.details);
-  const details = parsed.success ? parsed.data : {};
-  const requested =
-    details.promptTokens !== undefined
-      ? details.promptTokens + (details.maxTokens ?? 0)
-      : firstNumber(error.message, /requested (?:a total of )?(\d+) tokens/i);
-  const maximum = details.maxContextTokens ?? firstNumber(error.message, /maximum context length (?:is|of) (\d+)/i);
+  const attached = parsed.success ? parsed.data : {};
+  const worded = parseContextLength(error.message);
+  // Prompt and completion counts come as a pair from one source, so the sum is never mixed.
+  const counts = attached.promptTokens !== undefined ? attached : worded;
+  const requested = counts.promptTokens === undefined ? undefined : counts.promptTokens + (counts.maxTokens ?? 0);
+  const maximum = attached.maxContextTokens ?? worded.maxContextTokens;
   if (requested !== undefined && maximum !== undefined) return `prompt is too long: ${requested} tokens > ${maximum} maximum`;
   return `prompt is too long: ${error.message}`;
 }
