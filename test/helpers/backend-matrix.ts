@@ -8,7 +8,6 @@ import type { BackendKind, BackendOptionsInput } from "../../node/gateway/backen
 import { engineChatExtras, openAiChatBody } from "../../node/gateway/backends/openai-chat.ts";
 import type { PivotRequest } from "../../node/gateway/pivot.ts";
 import type { EngineApi } from "../../node/mock-engine/index.ts";
-import { getChatTemplate, pivotToTemplateMessages, pivotToTemplateTools } from "../../node/tokenizer/index.ts";
 import { ENGINE_MODEL, startStack, type Stack, type StackOptions } from "./stack.ts";
 
 export interface BackendConfig {
@@ -97,24 +96,34 @@ export function startMatrixStack(config: BackendConfig, options: StackOptions = 
 }
 
 const Tokenized = z.object({ tokens: z.array(z.number().int()) });
+const SglangChatPrompt = z.object({ choices: z.tuple([z.object({ prompt_token_ids: z.array(z.number().int()) })]) });
+
+async function postJson(stack: Stack, path: string, body: unknown): Promise<unknown> {
+  const res = await fetch(`${stack.engineUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${path} failed: ${res.status} ${await res.text()}`);
+  return res.json();
+}
 
 /**
- * The prompt ids the engine itself would give this conversation: vLLM's `POST /tokenize` with the
- * chat messages; SGLang's /tokenize takes no messages, so there our tokenizer renders Qwen3's
- * template (the same one SGLang applies).
+ * The prompt ids the engine itself gives this conversation: the recorded request goes to the
+ * engine as an OpenAI chat body, and the engine renders it (its own messages → chat template
+ * conversion, not the gateway's pivotToTemplateMessages). vLLM: `POST /tokenize` with the chat
+ * messages. SGLang's /tokenize takes no messages, so a one-token chat completion with
+ * `return_prompt_token_ids` (serving_chat.py) reports the prompt the engine rendered.
  */
 export async function engineTokenization(stack: Stack, config: BackendConfig, request: PivotRequest): Promise<number[]> {
   if (config.engineApi === "sglang") {
-    const template = getChatTemplate();
-    return template.renderIds(pivotToTemplateMessages(request.messages), {
-      tools: pivotToTemplateTools(request.tools),
-      ...(request.thinking !== undefined && { enableThinking: request.thinking }),
-    });
+    const body = {
+      ...openAiChatBody(request, { model: ENGINE_MODEL, reasoningField: "reasoning_content" }),
+      ...engineChatExtras(request),
+      max_tokens: 1,
+      return_prompt_token_ids: true,
+    };
+    const answer = SglangChatPrompt.parse(await postJson(stack, "/v1/chat/completions", body));
+    return answer.choices[0].prompt_token_ids;
   }
   const body = { ...openAiChatBody(request, { model: ENGINE_MODEL, reasoningField: "reasoning_and_content" }), ...engineChatExtras(request) };
-  const res = await fetch(`${stack.engineUrl}/tokenize`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  if (!res.ok) throw new Error(`/tokenize failed: ${res.status} ${await res.text()}`);
-  return Tokenized.parse(await res.json()).tokens;
+  return Tokenized.parse(await postJson(stack, "/tokenize", body)).tokens;
 }
 
 /**
@@ -125,6 +134,7 @@ export async function engineTokenization(stack: Stack, config: BackendConfig, re
  */
 export async function expectTokenFaithfulLoop(stack: Stack, config: BackendConfig, calls: RecordedCall[]): Promise<void> {
   expect(calls).toHaveLength(2);
+  // Read before engineTokenization, whose own engine calls (SGLang: a chat completion) are no generations of the loop.
   const generations = stack.engine.requests.filter((line) => line.startsWith("POST ") && line !== "POST /tokenize");
   expect(generations).toEqual([`POST ${config.generateRoute}`, `POST ${config.generateRoute}`]);
   for (const [i, call] of calls.entries()) {
