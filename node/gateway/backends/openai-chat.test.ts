@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { PolarError } from "../../errors.ts";
 import type { PivotRequest } from "../pivot.ts";
 import { engineChatExtras, finishReasonOf, openAiChatBody, pivotFromChatMessage, toOpenAiMessages } from "./openai-chat.ts";
 
@@ -72,6 +73,21 @@ describe("pivot → OpenAI chat", () => {
       usage: { promptTokens: 3, completionTokens: 2 },
     });
     expect(finishReasonOf("length", true)).toBe("length");
-    expect(finishReasonOf("abort", false)).toBe("stop");
+  });
+
+  test("an aborted generation is an engine_error (502), never a clean stop", () => {
+    for (const hasToolCalls of [false, true]) {
+      const err = (() => {
+        try {
+          return finishReasonOf("abort", hasToolCalls, "Abort before prefill");
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err).toBeInstanceOf(PolarError);
+      expect((err as PolarError).code).toBe("engine_error");
+      expect((err as PolarError).status).toBe(502);
+      expect((err as PolarError).message).toBe("engine aborted the generation before it finished (Abort before prefill)");
+    }
   });
 });

@@ -2,6 +2,7 @@
 // that wire shape (and the common part of the answer back) once keeps the three chat backends to
 // their engine-specific extras only.
 import { z } from "zod";
+import { PolarError } from "../../errors.ts";
 import type { FinishReason, PivotMessage, PivotRequest, PivotResponse, PivotToolCall } from "../pivot.ts";
 
 /** How assistant reasoning from earlier turns is handed back to the engine's chat template. */
@@ -152,8 +153,19 @@ export function stopSequenceOf(finishReason: FinishReason, matched: string | num
   return finishReason === "stop" && typeof matched === "string" ? matched : undefined;
 }
 
-/** Engine finish reasons ("stop", "length", "tool_calls", "abort", …) onto the pivot's three. */
-export function finishReasonOf(engineReason: string | null | undefined, hasToolCalls: boolean): FinishReason {
+/**
+ * Engine finish reasons ("stop", "length", "tool_calls", …) onto the pivot's three. "abort" is not
+ * a finish: vLLM's FinishReason.ABORT ("aborted by client" / for another reason) and SGLang's
+ * FINISH_ABORT (an error finish: scheduler gone, request aborted, e.g. around a weight update)
+ * both mean the engine cut the sample off, so it must not be recorded as a clean answer a trainer
+ * would learn from: the call fails as engine_error (a 5xx the harness retries).
+ */
+export function finishReasonOf(engineReason: string | null | undefined, hasToolCalls: boolean, engineMessage?: string): FinishReason {
+  if (engineReason === "abort") {
+    throw new PolarError("engine_error", `engine aborted the generation before it finished${engineMessage ? ` (${engineMessage})` : ""}`, {
+      finishReason: engineReason,
+    });
+  }
   if (engineReason === "length") return "length";
   if (hasToolCalls) return "tool_calls";
   return "stop";

@@ -25,6 +25,8 @@ export interface TokenCompletion {
   /** Sampled text as the engine detokenized it (special tokens skipped). */
   text: string;
   finishReason: string | undefined;
+  /** The engine's words about how generation ended, when it gives any (SGLang: why it aborted). */
+  finishMessage?: string;
   /** What ended generation as the engine reports it: a stop string, a token id, or nothing. */
   matchedStop: string | number | undefined;
   capture: CaptureOutcome;
@@ -96,7 +98,11 @@ const SglangGenerateResponse = z.object({
   meta_info: SglangMetaInfo.and(
     z.object({
       id: z.string().optional(),
-      finish_reason: z.object({ type: z.string(), matched: z.union([z.string(), z.number()]).nullable().optional() }).passthrough().nullable().optional(),
+      finish_reason: z
+        .object({ type: z.string(), matched: z.union([z.string(), z.number()]).nullable().optional(), message: z.string().nullable().optional() })
+        .passthrough()
+        .nullable()
+        .optional(),
     }),
   ),
 });
@@ -120,6 +126,7 @@ export const sglangGenerate: TokenEngine = async (client, call) => {
     id: meta.id,
     text: reply.data.text,
     finishReason: meta.finish_reason?.type,
+    ...(meta.finish_reason?.message && { finishMessage: meta.finish_reason.message }),
     matchedStop: meta.finish_reason?.matched ?? undefined,
     capture: pairIdsWithLogprobs(call.promptIds, outputIds, pairs?.map((p) => p[0])),
     engineUrl: reply.engineUrl,

@@ -64,7 +64,7 @@ export class TitoBackend extends EngineBackend {
     const parseToolCalls = request.tools.length > 0 && request.toolChoice !== "none";
     const parsed = parseQwen3Output(completion.text, { parseToolCalls });
     const toolCalls = parsed.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
-    const finishReason = finishReasonOf(completion.finishReason, toolCalls.length > 0);
+    const finishReason = finishReasonOf(completion.finishReason, toolCalls.length > 0, completion.finishMessage);
     const stopSequence = stopSequenceOf(finishReason, completion.matchedStop);
     const response = {
       id: completion.id ?? `chatcmpl-${crypto.randomUUID()}`,
