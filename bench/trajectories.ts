@@ -2,8 +2,9 @@
 // they are; this ablation compares the four strategies on multi-turn sessions recorded through
 // the real gateway (→ vllm backend → mock engine with the real Qwen3 template): synthetic
 // sessions from a small OpenAI-SDK agent loop, and sessions of the REAL harness CLIs (Pi, Qwen
-// Code, Codex, Claude Code; 24 shell steps, thinking on and off, plus Pi with a second query and
-// Pi compacting); and it times rebuilding at 10, 100 and 1,000 calls to show it is linear.
+// Code, Codex, Claude Code; 24 shell steps, thinking on and off; Codex, Qwen Code and Claude Code
+// each compacting once inside its query; Pi with a second query and Pi compacting between two
+// queries); and it times rebuilding at 10, 100 and 1,000 calls to show it is linear.
 //
 //   bun bench/trajectories.ts [--repeat 5] [--only synthetic|real|timing]
 //

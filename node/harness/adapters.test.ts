@@ -130,6 +130,10 @@ describe("claude-code", () => {
     expect(claudeEnv(await makeSpec({ options: { maxOutputTokens: 4096 } }), false).CLAUDE_CODE_MAX_OUTPUT_TOKENS).toBe("4096");
     expect(claudeEnv(await makeSpec(), false).CLAUDE_CODE_MAX_OUTPUT_TOKENS).toBeUndefined();
   });
+  test("the context window goes to CLAUDE_CODE_MAX_CONTEXT_TOKENS only when set", async () => {
+    expect(claudeEnv(await makeSpec({ options: { contextWindow: 40960 } }), false).CLAUDE_CODE_MAX_CONTEXT_TOKENS).toBe("40960");
+    expect(claudeEnv(await makeSpec(), false).CLAUDE_CODE_MAX_CONTEXT_TOKENS).toBeUndefined();
+  });
   test("IS_SANDBOX only as root", async () => {
     const spec = await makeSpec();
     expect(claudeEnv(spec, true).IS_SANDBOX).toBe("1");

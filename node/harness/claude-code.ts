@@ -23,6 +23,10 @@ export function claudeEnv(spec: HarnessSpec, asRoot: boolean): Record<string, st
   };
   const maxOutputTokens = options(spec).maxOutputTokens;
   if (maxOutputTokens !== undefined) env.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(maxOutputTokens);
+  // For a model it does not know (any non-Claude id), Claude Code takes its context window from
+  // this variable and plans auto-compaction against it (docs/harnesses.md).
+  const contextWindow = options(spec).contextWindow;
+  if (contextWindow !== undefined) env.CLAUDE_CODE_MAX_CONTEXT_TOKENS = String(contextWindow);
   // bypassPermissions refuses to run as root unless told it is inside a sandbox.
   if (asRoot) env.IS_SANDBOX = "1";
   return env;
