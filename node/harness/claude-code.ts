@@ -3,11 +3,10 @@
 // to a private CLAUDE_CONFIG_DIR; permissions are bypassed because Polar provides the sandbox.
 import { join } from "node:path";
 import { mkdir } from "node:fs/promises";
-import { collectStdout, options, polarEnv, runningAsRoot, specBinary } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv, runningAsRoot, specBinary } from "./common.ts";
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
 
-export const CLAUDE_DEFAULT_MAX_RETRIES = 1;
 
 export function claudeEnv(spec: HarnessSpec, asRoot: boolean): Record<string, string> {
   const env: Record<string, string> = {
@@ -19,7 +18,7 @@ export function claudeEnv(spec: HarnessSpec, asRoot: boolean): Record<string, st
     DISABLE_TELEMETRY: "1",
     DISABLE_AUTOUPDATER: "1",
     DISABLE_ERROR_REPORTING: "1",
-    CLAUDE_CODE_MAX_RETRIES: String(options(spec).maxRetries ?? CLAUDE_DEFAULT_MAX_RETRIES),
+    CLAUDE_CODE_MAX_RETRIES: String(maxRetries(spec)),
   };
   const maxOutputTokens = options(spec).maxOutputTokens;
   if (maxOutputTokens !== undefined) env.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(maxOutputTokens);

@@ -2,11 +2,10 @@
 // plain HTTP (the built-in provider tries a WebSocket first and retries forever offline), and
 // the config below turns off every side channel (plugins sync, apps, analytics, update checks).
 import { join } from "node:path";
-import { collectStdout, options, polarEnv, specBinary, writeConfig } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv, specBinary, writeConfig } from "./common.ts";
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
 
-export const CODEX_DEFAULT_MAX_RETRIES = 1;
 const PROVIDER_ID = "polar";
 const API_KEY_ENV = "POLAR_API_KEY";
 
@@ -17,7 +16,7 @@ function tomlString(value: string): string {
 
 export function codexConfigToml(spec: HarnessSpec): string {
   const opts = options(spec);
-  const retries = opts.maxRetries ?? CODEX_DEFAULT_MAX_RETRIES;
+  const retries = maxRetries(spec);
   return [
     `model = ${tomlString(spec.model)}`,
     ...(opts.contextWindow === undefined ? [] : [`model_context_window = ${opts.contextWindow}`]),

@@ -52,6 +52,16 @@ export function options(spec: HarnessSpec): HarnessOptions {
   return parsed.data;
 }
 
+/**
+ * LLM-call retries inside the harness: one, so a transient gateway error is survived but a dead
+ * engine fails the rollout in seconds instead of minutes of backoff (see docs/harnesses.md).
+ */
+export const DEFAULT_HARNESS_MAX_RETRIES = 1;
+
+export function maxRetries(spec: HarnessSpec): number {
+  return options(spec).maxRetries ?? DEFAULT_HARNESS_MAX_RETRIES;
+}
+
 /** Root cannot use some "skip permissions" modes unless the CLI is told it runs in a sandbox. */
 export function runningAsRoot(): boolean {
   return process.getuid?.() === 0;

@@ -1,13 +1,12 @@
 // Why: the adapter of Polar's own bash-only agent (mini/agent.ts): it needs nothing but Bun,
 // so it is the reference harness of tests and the embedded demo.
 import { join } from "node:path";
-import { collectStdout, options, polarEnv, writeConfig } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv, writeConfig } from "./common.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
 
 export const MINI_AGENT_SCRIPT = join(import.meta.dir, "mini", "agent.ts");
 export const MINI_DEFAULT_MAX_TURNS = 30;
 export const MINI_DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
-export const MINI_DEFAULT_MAX_RETRIES = 1;
 
 export function miniConfig(spec: HarnessSpec) {
   const opts = options(spec);
@@ -18,7 +17,7 @@ export function miniConfig(spec: HarnessSpec) {
     workDir: spec.workDir,
     maxTurns: spec.limits.maxTurns ?? MINI_DEFAULT_MAX_TURNS,
     commandTimeoutMs: opts.commandTimeoutMs ?? MINI_DEFAULT_COMMAND_TIMEOUT_MS,
-    maxRetries: opts.maxRetries ?? MINI_DEFAULT_MAX_RETRIES,
+    maxRetries: maxRetries(spec),
     ...(opts.maxOutputTokens === undefined ? {} : { maxTokens: opts.maxOutputTokens }),
   };
 }

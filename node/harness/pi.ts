@@ -2,11 +2,10 @@
 // ("polar") pointing at the gateway in the chosen dialect. `--offline` stops its startup network
 // operations, `--no-session` keeps session files out of the config dir.
 import { join } from "node:path";
-import { collectStdout, options, polarEnv, specBinary, writeConfig } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv, specBinary, writeConfig } from "./common.ts";
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessDialect, HarnessSpec } from "./types.ts";
 
-export const PI_DEFAULT_MAX_RETRIES = 1;
 const PROVIDER_ID = "polar";
 const API_KEY_ENV = "POLAR_API_KEY";
 const PI_API: Record<HarnessDialect, string> = {
@@ -39,7 +38,7 @@ export function piModelsJson(spec: HarnessSpec): unknown {
 }
 
 export function piSettingsJson(spec: HarnessSpec): unknown {
-  const retries = options(spec).maxRetries ?? PI_DEFAULT_MAX_RETRIES;
+  const retries = maxRetries(spec);
   return {
     enableInstallTelemetry: false,
     quietStartup: true,

@@ -2,7 +2,7 @@
 // tested path and the default here. A private QWEN_HOME holds settings that stop update checks
 // and the usage-statistics upload (its only outbound traffic besides model calls).
 import { join } from "node:path";
-import { collectStdout, options, polarEnv, specBinary, writeConfig } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv, specBinary, writeConfig } from "./common.ts";
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessDialect, HarnessSpec } from "./types.ts";
 
@@ -12,7 +12,6 @@ const AUTH_TYPE: Record<HarnessDialect, string> = {
   anthropic: "anthropic",
 };
 
-export const QWEN_DEFAULT_MAX_RETRIES = 1;
 
 export function qwenSettings(spec: HarnessSpec): unknown {
   const opts = options(spec);
@@ -22,7 +21,7 @@ export function qwenSettings(spec: HarnessSpec): unknown {
     telemetry: { enabled: false },
     model: {
       generationConfig: {
-        maxRetries: opts.maxRetries ?? QWEN_DEFAULT_MAX_RETRIES,
+        maxRetries: maxRetries(spec),
         ...(opts.contextWindow === undefined ? {} : { contextWindowSize: opts.contextWindow }),
         ...(opts.maxOutputTokens === undefined ? {} : { samplingParams: { max_tokens: opts.maxOutputTokens } }),
       },

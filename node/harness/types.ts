@@ -2,9 +2,11 @@
 // host runner here, docker/bwrap runners later). An adapter only writes private config files and
 // describes a command; it never spawns anything, so every runner can reuse every adapter.
 import { z } from "zod";
+import { DIALECTS, type Dialect } from "../../protocol/calls.ts";
 
-export const HARNESS_DIALECTS = ["chat", "responses", "anthropic"] as const;
-export type HarnessDialect = (typeof HARNESS_DIALECTS)[number];
+/** The API a harness speaks: the gateway's dialects. */
+export const HARNESS_DIALECTS = DIALECTS;
+export type HarnessDialect = Dialect;
 
 /** Where the harness sends its LLM calls: one gateway session. */
 export interface GatewayEndpoint {
@@ -39,7 +41,7 @@ export const HarnessOptions = z
     extraArgs: z.array(z.string()).optional(),
     /** Per-command timeout of the mini agent's bash tool. */
     commandTimeoutMs: z.number().int().positive().optional(),
-    /** The model's context window, declared to harnesses that plan with it (codex, qwen-code, pi). */
+    /** The model's context window, declared to harnesses that plan compaction with it (codex, qwen-code, pi, claude-code). */
     contextWindow: z.number().int().positive().optional(),
     /** Output-token cap per LLM call, for harnesses whose default would overflow the context
      * (claude-code asks for 32000, qwen-code for 32768). */

@@ -95,9 +95,13 @@ function parseAssistant(body: unknown): AssistantMessage {
   return toolCalls.length > 0 ? { content, tool_calls: toolCalls } : { content };
 }
 
+/** First pause before a retry; doubles each time (a gateway restart takes about a second). */
+const RETRY_BACKOFF_MS = 500;
+
 async function complete(config: MiniConfig, messages: Message[]): Promise<AssistantMessage> {
   let lastError = "";
   for (let attempt = 0; attempt <= config.maxRetries; attempt++) {
+    if (attempt > 0) await Bun.sleep(RETRY_BACKOFF_MS * 2 ** (attempt - 1));
     try {
       const response = await fetch(`${config.baseUrl}/chat/completions`, {
         method: "POST",
