@@ -92,27 +92,31 @@ const WireToolCall = z.object({
 });
 
 /** The message of a non-streaming chat choice. vLLM ≥0.10 names reasoning `reasoning`, older vLLM and SGLang `reasoning_content`. */
-export const WireChatMessage = z.object({
+const WireChatMessage = z.object({
   content: z.string().nullable().optional(),
   reasoning: z.string().nullable().optional(),
   reasoning_content: z.string().nullable().optional(),
   tool_calls: z.array(WireToolCall).nullable().optional(),
 });
 
-export const WireUsage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() });
+const WireUsage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() });
 
-export const WireChatResponse = z.object({
-  id: z.string().optional(),
-  choices: z
-    .array(
-      z.object({
-        message: WireChatMessage,
-        finish_reason: z.string().nullable().optional(),
-      }),
-    )
-    .min(1),
-  usage: WireUsage.nullable().optional(),
+/** One choice of an OpenAI-compatible chat answer; engines extend it with their token fields. */
+export const WireChatChoice = z.object({
+  message: WireChatMessage,
+  finish_reason: z.string().nullable().optional(),
 });
+
+/** An OpenAI-compatible chat answer whose choices follow `choice` (engines add token fields). */
+export function wireChatResponse<C extends z.ZodType>(choice: C) {
+  return z.object({
+    id: z.string().optional(),
+    choices: z.array(choice).min(1),
+    usage: WireUsage.nullable().optional(),
+  });
+}
+
+export const WireChatResponse = wireChatResponse(WireChatChoice);
 
 /** Builds the pivot response from an OpenAI chat message plus counts. */
 export function pivotFromChatMessage(args: {

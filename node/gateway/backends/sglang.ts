@@ -18,7 +18,7 @@ import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
 import { EngineBackend } from "./engine-backend.ts";
 import type { EngineClient } from "./engine-client.ts";
-import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatMessage, WireUsage } from "./openai-chat.ts";
+import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatChoice, wireChatResponse } from "./openai-chat.ts";
 import type { RouterWorkerDiscovery } from "./sglang-router.ts";
 
 export const SglangMetaInfo = z
@@ -28,21 +28,13 @@ export const SglangMetaInfo = z
   })
   .passthrough();
 
-const SglangChatResponse = z.object({
-  id: z.string().optional(),
-  choices: z
-    .array(
-      z.object({
-        message: WireChatMessage,
-        finish_reason: z.string().nullable().optional(),
-        matched_stop: z.union([z.string(), z.number()]).nullable().optional(),
-        prompt_token_ids: TokenIds.nullable().optional(),
-        meta_info: SglangMetaInfo.nullable().optional(),
-      }),
-    )
-    .min(1),
-  usage: WireUsage.nullable().optional(),
-});
+const SglangChatResponse = wireChatResponse(
+  WireChatChoice.extend({
+    matched_stop: z.union([z.string(), z.number()]).nullable().optional(),
+    prompt_token_ids: TokenIds.nullable().optional(),
+    meta_info: SglangMetaInfo.nullable().optional(),
+  }),
+);
 
 export class SglangBackend extends EngineBackend {
   readonly name = "sglang";

@@ -18,27 +18,15 @@ import type { EngineCall, EngineResult, TokenCapture } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 import { EngineBackend } from "./engine-backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
-import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatMessage, WireUsage } from "./openai-chat.ts";
+import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatChoice, wireChatResponse } from "./openai-chat.ts";
 
-const VllmChatResponse = z.object({
-  id: z.string().optional(),
-  prompt_token_ids: TokenIds.nullable().optional(),
-  choices: z
-    .array(
-      z.object({
-        message: WireChatMessage,
-        finish_reason: z.string().nullable().optional(),
-        stop_reason: z.union([z.string(), z.number()]).nullable().optional(),
-        token_ids: TokenIds.nullable().optional(),
-        logprobs: z
-          .object({ content: LogprobEntries.nullable().optional() })
-          .nullable()
-          .optional(),
-      }),
-    )
-    .min(1),
-  usage: WireUsage.nullable().optional(),
-});
+const VllmChatResponse = wireChatResponse(
+  WireChatChoice.extend({
+    stop_reason: z.union([z.string(), z.number()]).nullable().optional(),
+    token_ids: TokenIds.nullable().optional(),
+    logprobs: z.object({ content: LogprobEntries.nullable().optional() }).nullable().optional(),
+  }),
+).extend({ prompt_token_ids: TokenIds.nullable().optional() });
 type VllmChatResponse = z.infer<typeof VllmChatResponse>;
 
 export class VllmBackend extends EngineBackend {
