@@ -4,8 +4,9 @@
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { PolarError } from "../../../errors.ts";
-import type { PivotResponse } from "../../pivot.ts";
+import type { PivotRequest, PivotResponse } from "../../pivot.ts";
 import { chatDialect } from "./index.ts";
+import { clientAnswering, clientFailing } from "../testing/openai-sdk.ts";
 
 const TOOL_TURN: PivotResponse = {
   id: "abc123",
@@ -40,42 +41,6 @@ const FINAL_TEXT: PivotResponse = {
 
 const CASES = { TOOL_TURN, TOOL_ONLY, FINAL_TEXT };
 
-/** A client whose every request is parsed by the dialect and answered with its rendering. */
-function clientAnswering(response: PivotResponse, seen: unknown[] = []): OpenAI {
-  return new OpenAI({
-    apiKey: "sk-test",
-    baseURL: "http://127.0.0.1:9/v1",
-    maxRetries: 0,
-    fetch: async (_url, init) => {
-      const body: unknown = JSON.parse(String(init?.body));
-      const request = chatDialect.parseRequest(body);
-      seen.push(request);
-      if (request.stream) {
-        return new Response(chatDialect.renderStream(response, request).join(""), {
-          headers: { "content-type": "text/event-stream" },
-        });
-      }
-      return Response.json(chatDialect.renderResponse(response, request));
-    },
-  });
-}
-
-function clientFailing(error: PolarError, stream = false): OpenAI {
-  return new OpenAI({
-    apiKey: "sk-test",
-    baseURL: "http://127.0.0.1:9/v1",
-    maxRetries: 0,
-    fetch: async () => {
-      if (stream) {
-        return new Response(chatDialect.renderStreamError(error).join(""), {
-          headers: { "content-type": "text/event-stream" },
-        });
-      }
-      const { status, body } = chatDialect.renderError(error);
-      return Response.json(body, { status });
-    },
-  });
-}
 
 const MESSAGES = [{ role: "user" as const, content: "make out.txt" }];
 
@@ -114,7 +79,7 @@ async function accumulate(stream: AsyncIterable<OpenAI.Chat.Completions.ChatComp
 describe("chat dialect through the official openai SDK", () => {
   for (const [label, response] of Object.entries(CASES)) {
     test(`${label}: non-streaming create() returns the pivot response`, async () => {
-      const completion = await clientAnswering(response).chat.completions.create({ model: "m", messages: MESSAGES });
+      const completion = await clientAnswering(chatDialect, response).chat.completions.create({ model: "m", messages: MESSAGES });
       expect(completion.id).toBe(`chatcmpl-${response.id}`);
       expect(completion.object).toBe("chat.completion");
       const choice = completion.choices[0];
@@ -135,7 +100,7 @@ describe("chat dialect through the official openai SDK", () => {
     });
 
     test(`${label}: streamed chunks accumulate to the same response`, async () => {
-      const stream = await clientAnswering(response).chat.completions.create({
+      const stream = await clientAnswering(chatDialect, response).chat.completions.create({
         model: "m",
         messages: MESSAGES,
         stream: true,
@@ -155,7 +120,7 @@ describe("chat dialect through the official openai SDK", () => {
     });
 
     test(`${label}: the SDK's stream helper builds the same final completion`, async () => {
-      const runner = clientAnswering(response).chat.completions.stream({ model: "m", messages: MESSAGES });
+      const runner = clientAnswering(chatDialect, response).chat.completions.stream({ model: "m", messages: MESSAGES });
       const final = await runner.finalChatCompletion();
       const choice = final.choices[0];
       expect(choice?.message.content ?? "").toBe(response.content);
@@ -169,15 +134,15 @@ describe("chat dialect through the official openai SDK", () => {
   }
 
   test("no usage chunk unless the client asked for it", async () => {
-    const stream = await clientAnswering(FINAL_TEXT).chat.completions.create({ model: "m", messages: MESSAGES, stream: true });
+    const stream = await clientAnswering(chatDialect, FINAL_TEXT).chat.completions.create({ model: "m", messages: MESSAGES, stream: true });
     const got = await accumulate(stream);
     expect(got.usage).toBeNull();
     expect(got.content).toBe(FINAL_TEXT.content);
   });
 
   test("the SDK's own request bodies parse (tools, tool results, max_completion_tokens)", async () => {
-    const seen: unknown[] = [];
-    await clientAnswering(FINAL_TEXT, seen).chat.completions.create({
+    const seen: PivotRequest[] = [];
+    await clientAnswering(chatDialect, FINAL_TEXT, seen).chat.completions.create({
       model: "m",
       max_completion_tokens: 99,
       messages: [
@@ -212,7 +177,7 @@ describe("chat dialect through the official openai SDK", () => {
 
 describe("chat dialect errors through the official openai SDK", () => {
   test("context_length → BadRequestError 400 with code context_length_exceeded", async () => {
-    const failure = clientFailing(new PolarError("context_length", "prompt has 50000 tokens, limit 40960"));
+    const failure = clientFailing(chatDialect, new PolarError("context_length", "prompt has 50000 tokens, limit 40960"));
     const error = await failure.chat.completions.create({ model: "m", messages: MESSAGES }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     const typed = error as InstanceType<typeof OpenAI.BadRequestError>;
@@ -231,7 +196,7 @@ describe("chat dialect errors through the official openai SDK", () => {
   });
 
   test("unauthorized → AuthenticationError 401 invalid_api_key", async () => {
-    const error = await clientFailing(new PolarError("unauthorized", "unknown session key"))
+    const error = await clientFailing(chatDialect, new PolarError("unauthorized", "unknown session key"))
       .chat.completions.create({ model: "m", messages: MESSAGES })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
@@ -239,7 +204,7 @@ describe("chat dialect errors through the official openai SDK", () => {
   });
 
   test("engine_unavailable → InternalServerError (5xx, retried by clients)", async () => {
-    const error = await clientFailing(new PolarError("engine_unavailable", "no engine reachable"))
+    const error = await clientFailing(chatDialect, new PolarError("engine_unavailable", "no engine reachable"))
       .chat.completions.create({ model: "m", messages: MESSAGES })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
@@ -253,7 +218,7 @@ describe("chat dialect errors through the official openai SDK", () => {
   });
 
   test("a failure mid-stream raises an APIError carrying the code", async () => {
-    const stream = await clientFailing(new PolarError("engine_timeout", "engine took too long"), true).chat.completions.create({
+    const stream = await clientFailing(chatDialect, new PolarError("engine_timeout", "engine took too long"), true).chat.completions.create({
       model: "m",
       messages: MESSAGES,
       stream: true,

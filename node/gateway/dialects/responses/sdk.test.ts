@@ -7,6 +7,7 @@ import OpenAI from "openai";
 import { PolarError } from "../../../errors.ts";
 import type { PivotResponse } from "../../pivot.ts";
 import { responsesDialect } from "./index.ts";
+import { clientAnswering, clientFailing, SSE_HEADERS } from "../testing/openai-sdk.ts";
 
 const TOOL_TURN: PivotResponse = {
   id: "abc123",
@@ -63,33 +64,6 @@ const TOOLS = [
   { type: "web_search" },
 ] as unknown as OpenAI.Responses.Tool[];
 
-const SSE_HEADERS = { "content-type": "text/event-stream" };
-
-function clientAnswering(response: PivotResponse): OpenAI {
-  return new OpenAI({
-    apiKey: "sk-test",
-    baseURL: "http://127.0.0.1:9/v1",
-    maxRetries: 0,
-    fetch: async (_url, init) => {
-      const request = responsesDialect.parseRequest(JSON.parse(String(init?.body)));
-      if (request.stream) return new Response(responsesDialect.renderStream(response, request).join(""), { headers: SSE_HEADERS });
-      return Response.json(responsesDialect.renderResponse(response, request));
-    },
-  });
-}
-
-function clientFailing(error: PolarError, stream = false): OpenAI {
-  return new OpenAI({
-    apiKey: "sk-test",
-    baseURL: "http://127.0.0.1:9/v1",
-    maxRetries: 0,
-    fetch: async () => {
-      if (stream) return new Response(responsesDialect.renderStreamError(error).join(""), { headers: SSE_HEADERS });
-      const { status, body } = responsesDialect.renderError(error);
-      return Response.json(body, { status });
-    },
-  });
-}
 
 interface Observed {
   text: string;
@@ -133,7 +107,7 @@ function withoutTimestamps<T extends { created_at: number }>(response: T): T {
 describe("responses dialect through the official openai SDK", () => {
   for (const [label, response] of Object.entries(CASES)) {
     test(`${label}: create() returns the pivot response`, async () => {
-      const body = await clientAnswering(response).responses.create(PARAMS);
+      const body = await clientAnswering(responsesDialect, response).responses.create(PARAMS);
       expect(body.id).toBe(`resp_${response.id}`);
       expect(observe(body)).toEqual(expected(response));
       expect(body.output_text).toBe(response.content);
@@ -143,7 +117,7 @@ describe("responses dialect through the official openai SDK", () => {
     });
 
     test(`${label}: stream().finalResponse() equals the non-streaming body`, async () => {
-      const client = clientAnswering(response);
+      const client = clientAnswering(responsesDialect, response);
       const final = await client.responses.stream(PARAMS).finalResponse();
       expect(observe(final)).toEqual(expected(response));
       // parse() is the non-streaming call with the same SDK post-processing (output_parsed, parsed).
@@ -152,7 +126,7 @@ describe("responses dialect through the official openai SDK", () => {
     });
 
     test(`${label}: create({stream:true}) deltas rebuild the same text, reasoning and calls`, async () => {
-      const stream = await clientAnswering(response).responses.create({ ...PARAMS, stream: true });
+      const stream = await clientAnswering(responsesDialect, response).responses.create({ ...PARAMS, stream: true });
       const got: Observed = { text: "", reasoning: "", calls: [], status: undefined };
       const arguments_ = new Map<string, string>();
       const sequence: number[] = [];
@@ -193,12 +167,12 @@ describe("responses dialect through the official openai SDK", () => {
     });
     const final = await client.responses.stream(PARAMS).finalResponse();
     expect(observe(final)).toEqual(expected(TOOL_TURN));
-    const body = await clientAnswering(TOOL_TURN).responses.parse(PARAMS);
+    const body = await clientAnswering(responsesDialect, TOOL_TURN).responses.parse(PARAMS);
     expect(withoutTimestamps(final)).toEqual(withoutTimestamps(body));
   });
 
   test("a namespaced tool call goes back as {namespace, name}, as codex routes it", async () => {
-    const body = await clientAnswering(TOOL_TURN).responses.create(PARAMS);
+    const body = await clientAnswering(responsesDialect, TOOL_TURN).responses.create(PARAMS);
     const calls = body.output.filter((item) => item.type === "function_call");
     expect(calls.map((call) => ({ name: call.name, namespace: call.namespace }))).toEqual([
       { name: "exec_command", namespace: undefined },
@@ -209,7 +183,7 @@ describe("responses dialect through the official openai SDK", () => {
 
 describe("responses dialect errors through the official openai SDK", () => {
   test("context_length → BadRequestError 400 with code context_length_exceeded", async () => {
-    const error = await clientFailing(new PolarError("context_length", "prompt too long"))
+    const error = await clientFailing(responsesDialect, new PolarError("context_length", "prompt too long"))
       .responses.create(PARAMS)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
@@ -220,7 +194,7 @@ describe("responses dialect errors through the official openai SDK", () => {
   });
 
   test("unauthorized → AuthenticationError 401", async () => {
-    const error = await clientFailing(new PolarError("unauthorized", "unknown key"))
+    const error = await clientFailing(responsesDialect, new PolarError("unauthorized", "unknown key"))
       .responses.create(PARAMS)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
@@ -228,7 +202,7 @@ describe("responses dialect errors through the official openai SDK", () => {
   });
 
   test("a failure mid-stream makes finalResponse() reject with the error code", async () => {
-    const error = await clientFailing(new PolarError("context_length", "prompt too long"), true)
+    const error = await clientFailing(responsesDialect, new PolarError("context_length", "prompt too long"), true)
       .responses.stream(PARAMS)
       .finalResponse()
       .catch((e: unknown) => e);
