@@ -152,6 +152,25 @@ describe("engine failures", () => {
     expect(calls.map((c) => c.error?.code ?? "ok")).toEqual(["engine_unavailable", "engine_unavailable", "engine_unavailable", "ok"]);
   });
 
+  test("a prompt over the engine's context is the context-length error each harness recognises", async () => {
+    const s = await stack({ engine: { maxModelLen: 64 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const long = "Please read this long request carefully. ".repeat(20);
+    const chat = await post(`${s.gateway.url}/v1/chat/completions`, chatBody(long), key);
+    expect(chat.status).toBe(400);
+    expect(await chat.json()).toMatchObject({ error: { code: "context_length_exceeded", type: "invalid_request_error" } });
+    const responses = await post(`${s.gateway.url}/v1/responses`, { model: "m", input: long }, key);
+    expect(responses.status).toBe(400);
+    expect(await responses.json()).toMatchObject({ error: { code: "context_length_exceeded" } });
+    const anthropic = await post(`${s.gateway.url}/v1/messages`, { ...anthropicBody, messages: [{ role: "user", content: long }] }, key);
+    expect(anthropic.status).toBe(400);
+    const body = (await anthropic.json()) as { type: string; error: { type: string; message: string } };
+    expect(body.error.type).toBe("invalid_request_error");
+    expect(body.error.message).toMatch(/^prompt is too long: \d+ tokens > 64 maximum$/);
+    expect((await s.calls(session.id)).map((c) => c.error?.code)).toEqual(["context_length", "context_length", "context_length"]);
+  });
+
   test("retries recover from transient engine 5xx without the harness seeing them", async () => {
     const s = await stack({ engine: { failFirst: 2 }, backendOptions: { retries: 2, backoffMs: 10 } });
     const session = await s.session();
