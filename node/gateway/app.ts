@@ -10,7 +10,7 @@ import type { Backend } from "./backends/backend.ts";
 import { CallPath } from "./call-path.ts";
 import type { GatewayConfig } from "./config.ts";
 import { PolarError } from "../errors.ts";
-import { promptTokenCounter, trajectoryTokenizer } from "./model-tokenizer.ts";
+import { promptTokenCounter } from "./model-tokenizer.ts";
 import { PolicyGate } from "./policy-gate.ts";
 import { adminError } from "./routes/admin-guard.ts";
 import { adminRoutes } from "./routes/admin.ts";
@@ -30,6 +30,8 @@ export interface GatewayApp {
   gate: PolicyGate;
   /** Tells the gateway the base URL clients reach it at (known once the server listens). */
   setBaseUrl(url: string): void;
+  /** Releases what the app started lazily (the trajectory worker). */
+  close(): void;
 }
 
 export function createGatewayApp(deps: GatewayDeps): GatewayApp {
@@ -52,7 +54,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
 
   const app = new Hono();
   app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
-  app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories: new TrajectoryService(calls, () => trajectoryTokenizer(config.tokenizer)), baseUrl: () => baseUrl }));
+  const trajectories = new TrajectoryService(calls, config.tokenizer);
+  app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, baseUrl: () => baseUrl }));
   app.route("/v1/admin", adminRoutes(auth, gate));
   app.route("/s/:token", llm);
   app.route("/", llm);
@@ -64,5 +67,6 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     setBaseUrl(url) {
       if (!config.publicUrl) baseUrl = url;
     },
+    close: () => trajectories.close(),
   };
 }

@@ -32,6 +32,7 @@ export async function startGateway(input: GatewayConfigInput, backend: Backend):
     config,
     async stop() {
       await server.stop(true);
+      gateway.close();
       store.close();
     },
   };
