@@ -1,6 +1,8 @@
 // End-to-end gateway behaviour over real HTTP: auth rules, malformed bodies, engine failures
 // and timeouts, restart durability, weight-sync pause/resume, token capture.
 import { afterEach, describe, expect, test } from "bun:test";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import type { RecordedCall } from "../protocol/calls.ts";
 import { defaultModelFolderPath } from "../node/tokenizer/index.ts";
 import { ADMIN_TOKEN, ENGINE_MODEL, startStack, type Stack } from "./helpers/stack.ts";
@@ -303,6 +305,23 @@ describe("trainer sampling policy", () => {
     expect(calls.map((c) => c.request.thinking)).toEqual([false, false]);
     const thinkStart = 151667;
     for (const c of calls) expect(c.promptIds!.slice(-4)[0]).toBe(thinkStart);
+  });
+});
+
+describe("models", () => {
+  test("GET /v1/models answers the OpenAI and the Anthropic SDK each in its own shape", async () => {
+    const s = await stack();
+    const session = await s.session();
+    const openai = new OpenAI({ apiKey: session.token, baseURL: `${s.gateway.url}/v1`, maxRetries: 0 });
+    const openaiModels = [];
+    for await (const m of openai.models.list()) openaiModels.push(m.id);
+    expect(openaiModels).toEqual([ENGINE_MODEL]);
+    const anthropic = new Anthropic({ apiKey: session.token, baseURL: s.gateway.url, maxRetries: 0 });
+    const anthropicModels = [];
+    for await (const m of anthropic.models.list()) anthropicModels.push([m.type, m.id]);
+    expect(anthropicModels).toEqual([["model", ENGINE_MODEL]]);
+    const anonymous = await fetch(`${s.gateway.url}/v1/models`);
+    expect(anonymous.status).toBe(401);
   });
 });
 
