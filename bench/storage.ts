@@ -2,21 +2,25 @@
 // store grows with the session's unique tokens, not with turns × context. It drives a 30-turn
 // tool loop through a real gateway and mock engine and reports what the store holds.
 //
-//   bun bench/storage.ts [--turns 30] [--tool-output-bytes 2000]
+//   bun bench/storage.ts [--turns 30] [--tool-output-bytes 2000] [--tools-bytes 20000]
 import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { openNodeStore } from "../node/store/db.ts";
 import { CallsRepo } from "../node/store/calls-repo.ts";
 import { startStack } from "../test/helpers/stack.ts";
 
-const { values } = parseArgs({ options: { turns: { type: "string" }, "tool-output-bytes": { type: "string" } } });
+const { values } = parseArgs({ options: { turns: { type: "string" }, "tool-output-bytes": { type: "string" }, "tools-bytes": { type: "string" } } });
 const TURNS = Number(values.turns ?? 30);
 const TOOL_BYTES = Number(values["tool-output-bytes"] ?? 2000);
+/** Harnesses offer 3–40 KB of tool definitions on every call (docs/harnesses.md). */
+const TOOLS_BYTES = Number(values["tools-bytes"] ?? 20_000);
 
 const stack = await startStack({ engine: { script: { steps: Array.from({ length: TURNS }, (_, i) => ({ shell: `cat src/file_${i}.py` })) } } });
 try {
   const session = await stack.session({ bench: "storage" });
-  const tools = [{ type: "function", function: { name: "bash", description: "Run a shell command", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } }];
+  const bash = { type: "function", function: { name: "bash", description: "Run a shell command", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } };
+  const helper = (i: number) => ({ type: "function", function: { name: `tool_${i}`, description: "A harness tool with a long description. ".repeat(24), parameters: { type: "object", properties: { arg: { type: "string" } } } } });
+  const tools = [bash, ...Array.from({ length: Math.max(0, Math.round(TOOLS_BYTES / 1100)) }, (_, i) => helper(i))];
   const messages: unknown[] = [
     { role: "system", content: "You are a coding agent working in a Python repository. ".repeat(40) },
     { role: "user", content: "Read every file under src/ and summarise the architecture." },
@@ -39,11 +43,13 @@ try {
 
   const store = await openNodeStore(stack.dbPath);
   const bytes = await new CallsRepo(store.db).storedBytes(session.id);
+  await store.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
   store.close();
   const promptTokens = calls.reduce((n, c) => n + c.promptIds!.length, 0);
   const outputTokens = calls.reduce((n, c) => n + c.outputIds!.length, 0);
   const uniqueTokens = calls.at(-1)!.promptIds!.length + calls.at(-1)!.outputIds!.length;
   const jsonBytes = calls.reduce((n, c) => n + JSON.stringify(c.promptIds).length, 0);
+  console.log(`tools offered on every call: ${JSON.stringify(tools).length.toLocaleString("en")} bytes`);
   console.log(`${calls.length} calls; final context ${uniqueTokens} tokens; sum of prompt lengths ${promptTokens} tokens; sampled ${outputTokens} tokens`);
   console.log(`| what | bytes |\n|---|---|`);
   console.log(`| prompt ids as JSON arrays, every call in full | ${jsonBytes.toLocaleString("en")} |`);
@@ -53,8 +59,8 @@ try {
   console.log(`| logprobs stored (float64) | ${bytes.logprobs.toLocaleString("en")} |`);
   const requestJson = calls.reduce((n, c) => n + JSON.stringify(c.request).length, 0);
   console.log(`| request JSON, every call in full | ${requestJson.toLocaleString("en")} |`);
-  console.log(`| request JSON stored (new messages against an earlier call) | ${bytes.requests.toLocaleString("en")} |`);
-  console.log(`| SQLite file (+WAL), everything included | ${(statSync(stack.dbPath).size + walSize(stack.dbPath)).toLocaleString("en")} |`);
+  console.log(`| request JSON stored (new messages against an earlier call, tools once) | ${bytes.requests.toLocaleString("en")} |`);
+  console.log(`| SQLite file after a WAL checkpoint, everything included | ${(statSync(stack.dbPath).size + walSize(stack.dbPath)).toLocaleString("en")} |`);
   console.log(`stored prompt bytes / (final context × 4) = ${(bytes.prompt / (uniqueTokens * 4)).toFixed(3)}; vs full prompts: ${((promptTokens * 4) / bytes.prompt).toFixed(1)}× smaller`);
 } finally {
   await stack.stop();

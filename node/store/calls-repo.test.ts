@@ -17,6 +17,12 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** A harness's tool list: the same few KB on every call of a session. */
+const TOOLS: RecordedCall["request"]["tools"] = [
+  { name: "bash", description: "Run a shell command in the repository. ".repeat(40), parameters: { type: "object", properties: { command: { type: "string" } } } },
+  { name: "read", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } } } },
+];
+
 /** Messages of an agent conversation after `turns` tool rounds: each round adds an assistant call and a tool result. */
 function conversation(turns: number): RecordedCall["request"]["messages"] {
   const messages: RecordedCall["request"]["messages"] = [
@@ -35,7 +41,7 @@ function call(sessionId: string, seq: number, promptIds: number[] | null, output
     sessionId,
     seq,
     dialect: "chat",
-    request: { model: "m", messages: conversation(seq), tools: [], sampling: {}, stream: false },
+    request: { model: "m", messages: conversation(seq), tools: TOOLS, sampling: {}, stream: false },
     response: { id: `r${seq}`, model: "m", content: "ok", toolCalls: [], finishReason: "stop", usage: { promptTokens: promptIds?.length ?? 0, completionTokens: outputIds?.length ?? 0 } },
     promptIds,
     outputIds,
@@ -92,10 +98,11 @@ describe("CallsRepo", () => {
     // Each prompt token is stored once, except the previous output that it repeats: 4 bytes each.
     expect(bytes.prompt).toBe(uniquePromptTokens * 4 - 29 * 50 * 4);
     expect(bytes.prompt).toBeLessThan((naivePromptTokens * 4) / 10);
-    // Each request stores only the two messages its turn added (plus the first call's two).
+    // Each request stores only the two messages its turn added (plus the first call's two), and
+    // the tools once.
     const naiveRequestBytes = recorded.reduce((n, c) => n + JSON.stringify(c.request).length, 0);
     const finalConversationBytes = JSON.stringify(recorded.at(-1)!.request.messages).length;
-    expect(bytes.requests).toBeLessThan(finalConversationBytes + 30 * 200);
+    expect(bytes.requests).toBeLessThan(finalConversationBytes + JSON.stringify(TOOLS).length + 30 * 200);
     expect(bytes.requests).toBeLessThan(naiveRequestBytes / 10);
     expect(await repo.list(row.id)).toEqual(recorded);
     store.close();
@@ -134,6 +141,19 @@ describe("CallsRepo", () => {
     await again.insert(call(row.id, 3, [1, 2, 3, 9, 5, 6, 7, 8], [9]));
     expect((await again.list(row.id)).map((c) => c.promptIds)).toEqual([[1, 2, 3], [1, 2, 3, 9], [1, 2, 3, 9, 5, 6], [1, 2, 3, 9, 5, 6, 7, 8]]);
     reopened.close();
+  });
+
+  test("a call whose tools changed stores its new tools; later calls refer to them", async () => {
+    const store = await openNodeStore(tempDb());
+    const { row } = await new SessionsRepo(store.db).create({});
+    const repo = new CallsRepo(store.db);
+    const first = call(row.id, 0, [1, 2], [3]);
+    const changed = { ...call(row.id, 1, [1, 2, 3, 4], [5]), request: { ...call(row.id, 1, null, null).request, tools: [TOOLS[1]!] } };
+    const after = { ...call(row.id, 2, [1, 2, 3, 4, 5, 6], [7]), request: { ...call(row.id, 2, null, null).request, tools: [TOOLS[1]!] } };
+    const noTools = { ...call(row.id, 3, [1, 2, 3, 4, 5, 6, 7, 8], [9]), request: { ...call(row.id, 3, null, null).request, tools: [] } };
+    for (const c of [first, changed, after, noTools]) await repo.insert(c);
+    expect((await repo.list(row.id)).map((c) => c.request.tools)).toEqual([TOOLS, [TOOLS[1]!], [TOOLS[1]!], []]);
+    store.close();
   });
 
   test("deleting a session deletes its calls", async () => {

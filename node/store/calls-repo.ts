@@ -1,11 +1,11 @@
 // Why: every LLM call a harness makes is committed here before its response leaves the gateway.
-// An agent re-sends its whole context each turn, so both the prompt ids and the request's
-// messages are stored as (an earlier call, how much of it is shared, the new tail): a long
-// session costs its unique tokens and messages, not turns × context.
+// An agent re-sends its whole context each turn, so the prompt ids and the request's messages
+// are stored as (an earlier call, how much of it is shared, the new tail), and unchanged tools as
+// a reference: a long session costs its unique tokens and messages, not turns × context.
 import { and, asc, count, eq, getTableColumns, lte, max, sql } from "drizzle-orm";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
-import type { Message } from "../../protocol/chat.ts";
+import type { Message, Tool } from "../../protocol/chat.ts";
 import type { NodeDb } from "./db.ts";
 import { calls } from "./schema.ts";
 import { commonPrefixLength, decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
@@ -20,6 +20,8 @@ interface Expanded {
   context: number[] | null;
   /** The request's messages, each serialised once for cheap prefix comparison. */
   messages: string[];
+  /** The request's tools, serialised once for cheap comparison. */
+  tools: string;
 }
 
 interface Base {
@@ -61,13 +63,15 @@ export class CallsRepo {
     const candidates = recent.filter((c) => c.seq < call.seq);
     const promptBase = call.promptIds ? longestBase(candidates, (c) => (c.context ? commonPrefixLength(c.context, call.promptIds!) : 0)) : undefined;
     const messagesBase = longestBase(candidates, (c) => commonPrefixLength(c.messages, expanded.messages));
+    const toolsBase = call.request.tools.length > 0 ? candidates.findLast((c) => c.tools === expanded.tools) : undefined;
     const row: CallInsert = {
       sessionId: call.sessionId,
       seq: call.seq,
       dialect: call.dialect,
-      request: { ...call.request, messages: call.request.messages.slice(messagesBase?.len ?? 0) },
+      request: { ...call.request, messages: call.request.messages.slice(messagesBase?.len ?? 0), tools: toolsBase ? [] : call.request.tools },
       messagesBaseSeq: messagesBase?.seq ?? null,
       messagesBaseLen: messagesBase?.len ?? 0,
+      toolsBaseSeq: toolsBase?.seq ?? null,
       response: call.response,
       promptBaseSeq: promptBase?.seq ?? null,
       promptBaseLen: promptBase?.len ?? 0,
@@ -92,12 +96,12 @@ export class CallsRepo {
   async list(sessionId: string, maxSeq?: number): Promise<RecordedCall[]> {
     const where = maxSeq === undefined ? eq(calls.sessionId, sessionId) : and(eq(calls.sessionId, sessionId), lte(calls.seq, maxSeq));
     const rows = await this.db.select().from(calls).where(where).orderBy(asc(calls.seq));
-    const contexts = new Map<number, number[]>();
-    const messages = new Map<number, Message[]>();
+    const bases: Bases = { contexts: new Map(), messages: new Map(), tools: new Map() };
     return rows.map((r) => {
-      const call = rebuildRow(r, contexts, messages);
-      if (call.promptIds) contexts.set(r.seq, call.outputIds ? call.promptIds.concat(call.outputIds) : call.promptIds);
-      messages.set(r.seq, call.request.messages);
+      const call = rebuildRow(r, bases);
+      if (call.promptIds) bases.contexts.set(r.seq, call.outputIds ? call.promptIds.concat(call.outputIds) : call.promptIds);
+      bases.messages.set(r.seq, call.request.messages);
+      bases.tools.set(r.seq, call.request.tools);
       return call;
     });
   }
@@ -145,6 +149,7 @@ function expand(call: RecordedCall): Expanded {
     seq: call.seq,
     context: call.promptIds ? [...call.promptIds, ...(call.outputIds ?? [])] : null,
     messages: call.request.messages.map((m) => JSON.stringify(m)),
+    tools: JSON.stringify(call.request.tools),
   };
 }
 
@@ -164,10 +169,21 @@ function fromBase<T>(what: string, row: CallRow, baseSeq: number | null, baseLen
   return base.slice(0, baseLen);
 }
 
-function rebuildRow(r: CallRow, contexts: Map<number, number[]>, messages: Map<number, Message[]>): RecordedCall {
+/** Already rebuilt calls of the session, by seq: what later rows are stored against. */
+interface Bases {
+  contexts: Map<number, number[]>;
+  messages: Map<number, Message[]>;
+  tools: Map<number, Tool[]>;
+}
+
+function rebuildRow(r: CallRow, bases: Bases): RecordedCall {
   const stored = r.request as RecordedCall["request"];
-  const request = { ...stored, messages: fromBase("messages", r, r.messagesBaseSeq, r.messagesBaseLen, messages).concat(stored.messages) };
-  const promptIds = r.promptSuffix ? fromBase("prompt", r, r.promptBaseSeq, r.promptBaseLen, contexts).concat(decodeIds(r.promptSuffix)) : null;
+  const request = {
+    ...stored,
+    messages: fromBase("messages", r, r.messagesBaseSeq, r.messagesBaseLen, bases.messages).concat(stored.messages),
+    tools: r.toolsBaseSeq === null ? stored.tools : fromBase("tools", r, r.toolsBaseSeq, Number.POSITIVE_INFINITY, bases.tools),
+  };
+  const promptIds = r.promptSuffix ? fromBase("prompt", r, r.promptBaseSeq, r.promptBaseLen, bases.contexts).concat(decodeIds(r.promptSuffix)) : null;
   return {
     sessionId: r.sessionId,
     seq: r.seq,

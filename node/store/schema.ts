@@ -23,6 +23,8 @@ export const calls = sqliteTable(
     request: text("request", { mode: "json" }).notNull(),
     messagesBaseSeq: integer("messages_base_seq"),
     messagesBaseLen: integer("messages_base_len").notNull().default(0),
+    /** Set when the request's tools equal call `toolsBaseSeq`'s (harnesses send 3–40 KB of tools every turn); `request.tools` is then stored empty. */
+    toolsBaseSeq: integer("tools_base_seq"),
     response: text("response", { mode: "json" }),
     /**
      * Prompt ids are stored as a reference to an earlier call's tokens (its prompt followed by

@@ -1,0 +1,1 @@
+ALTER TABLE `calls` ADD `tools_base_seq` integer;
