@@ -3,3 +3,5 @@ export * from "./chat.ts";
 export * from "./calls.ts";
 export * from "./sessions.ts";
 export * from "./trace.ts";
+export * from "./runtime.ts";
+export * from "./rollout.ts";
