@@ -61,3 +61,150 @@ export const TaskRequest = z
   });
 export type TaskRequest = z.infer<typeof TaskRequest>;
 export type TaskRequestInput = z.input<typeof TaskRequest>;
+
+// ---------------------------------------------------------------------------------------------
+// Results: Polar's SessionResult, Trajectory, Trace, SessionTiming, TaskResult and TaskStatus.
+// ---------------------------------------------------------------------------------------------
+
+/** Polar's session status words; a result only ever carries a terminal one. */
+export const SESSION_RESULT_STATUSES = ["COMPLETED", "ERROR", "TIMEOUT"] as const;
+export const SessionResultStatus = z.enum(SESSION_RESULT_STATUSES);
+export type SessionResultStatus = z.infer<typeof SessionResultStatus>;
+
+/** Task-level status words of Polar's rollout API. */
+export const TASK_STATUSES = ["running", "completed", "failed", "cancelling", "cancelled"] as const;
+export const TaskStatusWord = z.enum(TASK_STATUSES);
+export type TaskStatusWord = z.infer<typeof TaskStatusWord>;
+
+const ms = z.number().nonnegative().default(0);
+const count = z.number().int().nonnegative().default(0);
+
+/**
+ * Per-session durations in milliseconds with exactly Polar's field names: its client models
+ * forbid unknown keys, so anything else we measure goes in the result's metadata.
+ */
+export const SessionTiming = z
+  .object({
+    register_to_init_queue_ms: ms,
+    rollout_dispatch_ms: ms,
+    rollout_result_wait_ms: ms,
+    rollout_pipeline_e2e_ms: ms,
+    init_ms: ms,
+    ready_queue_ms: ms,
+    run_ms: ms,
+    postrun_queue_ms: ms,
+    postrun_ms: ms,
+    container_start_ms: ms,
+    eval_container_start_ms: ms,
+    runtime_validation_ms: ms,
+    eval_runtime_validation_ms: ms,
+    prepare_ms: ms,
+    eval_prepare_ms: ms,
+    agent_setup_ms: ms,
+    agent_exec_ms: ms,
+    agent_postprocess_ms: ms,
+    build_ms: ms,
+    eval_ms: ms,
+    postrun_exec_ms: ms,
+    runtime_stop_ms: ms,
+    e2e_ms: ms,
+    runtime_exec_ms: ms,
+    runtime_exec_count: count,
+    runtime_exec_timeout_count: count,
+    runtime_exec_failure_count: count,
+    runtime_exec_exception_count: count,
+    runtime_exec_cancelled_count: count,
+    runtime_exec_ms_by_category: z.record(z.string(), z.number()).default({}),
+    runtime_exec_count_by_category: z.record(z.string(), z.number().int()).default({}),
+    mini_swe_command_ms: ms,
+    mini_swe_command_count: count,
+    mini_swe_command_timeout_count: count,
+    mini_swe_command_failure_count: count,
+    mini_swe_command_ms_by_category: z.record(z.string(), z.number()).default({}),
+    mini_swe_command_count_by_category: z.record(z.string(), z.number().int()).default({}),
+  })
+  .strict();
+export type SessionTiming = z.infer<typeof SessionTiming>;
+export type SessionTimingInput = z.input<typeof SessionTiming>;
+
+/** Why a result must not be trained on (masked) or why it still may be (agent timeout). */
+export const TRAINING_FILTER_REASONS = ["session_error", "session_timeout", "agent_timeout"] as const;
+export const TrainingFilter = z.looseObject({
+  masked: z.boolean(),
+  reason: z.enum(TRAINING_FILTER_REASONS),
+  trainable: z.boolean().optional(),
+});
+export type TrainingFilter = z.infer<typeof TrainingFilter>;
+
+/**
+ * One training sequence as Polar's trainers read it. `response_logprobs` has one finite number
+ * per response token: the engine's logprob where the token was sampled, 0.0 where the mask is 0.
+ */
+export const RolloutTrace = z
+  .object({
+    prompt_ids: z.array(z.number().int()),
+    response_ids: z.array(z.number().int()),
+    loss_mask: z.array(z.union([z.literal(0), z.literal(1)])),
+    response_logprobs: z.array(z.number().finite()),
+    finish_reason: z.string().nullable(),
+    reward: z.number().finite(),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .refine((t) => t.loss_mask.length === t.response_ids.length && t.response_logprobs.length === t.response_ids.length, {
+    message: "loss_mask and response_logprobs must have one entry per response token",
+    path: ["response_ids"],
+  })
+  .refine((t) => t.loss_mask.every((m, i) => m === 1 || t.response_logprobs[i] === 0), {
+    message: "response_logprobs must be 0.0 where loss_mask is 0",
+    path: ["response_logprobs"],
+  });
+export type RolloutTrace = z.infer<typeof RolloutTrace>;
+
+/** Polar's Trajectory: the traces of one session and how it ended. */
+export const RolloutTrajectory = z.object({
+  status: SessionResultStatus,
+  traces: z.array(RolloutTrace),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  error: z.string().nullable().default(null),
+});
+export type RolloutTrajectory = z.infer<typeof RolloutTrajectory>;
+
+/** One finished rollout (Polar's SessionResult); `status` always equals `trajectory.status`. */
+export const SessionResult = z
+  .object({
+    session_id: z.string(),
+    task_id: z.string(),
+    status: SessionResultStatus,
+    trajectory: RolloutTrajectory,
+    timing: SessionTiming.default(SessionTiming.parse({})),
+    node_id: z.string().nullable().default(null),
+    error: z.string().nullable().default(null),
+    /** The task's metadata echoed (group_id, policy_version, rollout_step) plus evaluation detail. */
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .refine((r) => r.status === r.trajectory.status, { message: "status must equal trajectory.status", path: ["status"] });
+export type SessionResult = z.infer<typeof SessionResult>;
+
+/** What a task's callback_url receives once, when every session has resolved. */
+export const TaskResult = z.object({
+  task_id: z.string(),
+  status: TaskStatusWord,
+  results: z.array(SessionResult),
+  result_paths: z.array(z.string()).default([]),
+});
+export type TaskResult = z.infer<typeof TaskResult>;
+
+/** GET /rollout/task/{id}: a task that may still be running. */
+export const TaskStatus = z.object({
+  task_id: z.string(),
+  status: TaskStatusWord,
+  total_sessions: z.number().int().nonnegative(),
+  completed_sessions: z.number().int().nonnegative(),
+  results: z.array(SessionResult).default([]),
+  result_paths: z.array(z.string()).default([]),
+});
+export type TaskStatus = z.infer<typeof TaskStatus>;
+
+/** POST /rollout/task/submit's answer. */
+export const TaskSubmitted = z.object({ task_id: z.string(), status: z.literal("running") });
+export type TaskSubmitted = z.infer<typeof TaskSubmitted>;
