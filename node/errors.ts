@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   "unauthorized", // missing / unknown credential
   "forbidden", // a credential used where it does not grant access
   "not_found",
+  "conflict", // the resource is in a state that forbids the request (a task id already running)
   "context_length", // prompt + max tokens exceed the model's context window
   "engine_unavailable", // could not reach any engine (connect errors, 5xx after retries)
   "engine_timeout", // the engine did not answer within the per-call timeout
@@ -22,6 +23,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  conflict: 409,
   context_length: 400,
   engine_unavailable: 502,
   engine_timeout: 504,

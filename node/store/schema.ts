@@ -46,3 +46,57 @@ export const calls = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.seq] })],
 );
+
+/** A task submitted to this node (Polar's TaskRequest), kept so its status survives a restart. */
+export const rolloutTasks = sqliteTable("rollout_tasks", {
+  taskId: text("task_id").primaryKey(),
+  /** The parsed TaskRequest. */
+  request: text("request", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  status: text("status").notNull(),
+  createdAt: text("created_at").notNull(),
+  finishedAt: text("finished_at"),
+  /** Set once the TaskResult reached its callback_url (or gave up). */
+  callbackDoneAt: text("callback_done_at"),
+});
+
+/** One rollout (one session of a task) and the state it is in now. */
+export const rollouts = sqliteTable("rollouts", {
+  id: text("id").primaryKey(),
+  taskId: text("task_id")
+    .notNull()
+    .references(() => rolloutTasks.taskId, { onDelete: "cascade" }),
+  sampleIndex: integer("sample_index").notNull(),
+  state: text("state").notNull(),
+  priority: integer("priority").notNull(),
+  /** The gateway session that recorded its calls, once RUN opened one. */
+  gatewaySessionId: text("gateway_session_id"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Every state change of a rollout, with its time. */
+export const rolloutEvents = sqliteTable(
+  "rollout_events",
+  {
+    rolloutId: text("rollout_id")
+      .notNull()
+      .references(() => rollouts.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    fromState: text("from_state"),
+    toState: text("to_state").notNull(),
+    at: text("at").notNull(),
+    detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>(),
+  },
+  (t) => [primaryKey({ columns: [t.rolloutId, t.seq] })],
+);
+
+/** A rollout's SessionResult, written before it is reported. */
+export const rolloutResults = sqliteTable("rollout_results", {
+  rolloutId: text("rollout_id")
+    .primaryKey()
+    .references(() => rollouts.id, { onDelete: "cascade" }),
+  taskId: text("task_id").notNull(),
+  status: text("status").notNull(),
+  result: text("result", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  createdAt: text("created_at").notNull(),
+});

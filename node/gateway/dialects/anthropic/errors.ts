@@ -22,6 +22,7 @@ const ERROR_TYPE: Record<ErrorCode, AnthropicErrorType> = {
   unauthorized: "authentication_error",
   forbidden: "permission_error",
   not_found: "not_found_error",
+  conflict: "invalid_request_error",
   context_length: "invalid_request_error",
   engine_unavailable: "api_error",
   engine_timeout: "timeout_error",

@@ -161,6 +161,7 @@ describe("renderError", () => {
     unauthorized: [401, "authentication_error"],
     forbidden: [403, "permission_error"],
     not_found: [404, "not_found_error"],
+    conflict: [409, "invalid_request_error"],
     context_length: [400, "invalid_request_error"],
     engine_unavailable: [502, "api_error"],
     engine_timeout: [504, "timeout_error"],

@@ -1,0 +1,148 @@
+// Why: how a rollout's outcome becomes Polar's SessionResult — token-faithful traces with the
+// reward on each, masked results for infrastructure failures, trainable agent timeouts — in one
+// place, so every stage reports failures the same way.
+import {
+  SessionResult,
+  SessionTiming,
+  type RolloutTrace,
+  type SessionResultStatus,
+  type TrainingFilter,
+} from "../../protocol/rollout.ts";
+import type { Trace, TrajectoryResult } from "../../protocol/trace.ts";
+import type { Rollout } from "./rollout.ts";
+
+/** What went wrong, named: the stage's part that failed, or why the rollout was stopped. */
+export const FAILURE_CAUSES = [
+  "sandbox_start",
+  "prepare",
+  "gateway_session",
+  "harness_start",
+  "engine_unreachable",
+  "evaluator",
+  "trajectory_build",
+  "task_timeout",
+  "cancelled",
+  "early_stop",
+  "node_restarted",
+  "shutdown",
+  "internal",
+] as const;
+export type FailureCause = (typeof FAILURE_CAUSES)[number];
+
+/** A failure of the rollout's infrastructure (never the agent's own outcome). */
+export class RolloutFailure extends Error {
+  constructor(
+    readonly failureCause: FailureCause,
+    message: string,
+  ) {
+    super(message);
+    this.name = "RolloutFailure";
+  }
+}
+
+/** Runs `work`, naming any failure `cause` (a failure already named keeps its own cause). */
+export async function named<T>(cause: FailureCause, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof RolloutFailure) throw err;
+    throw new RolloutFailure(cause, err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** Converts one rebuilt trace to Polar's shape: logprobs finite, 0.0 wherever nothing trains. */
+export function toPolarTrace(trace: Trace, reward: number, masked: boolean, extra: Record<string, unknown>): RolloutTrace {
+  const lossMask = masked ? trace.loss_mask.map(() => 0 as const) : trace.loss_mask;
+  return {
+    prompt_ids: trace.prompt_ids,
+    response_ids: trace.response_ids,
+    loss_mask: lossMask,
+    response_logprobs: trace.logprobs.map((lp, i) => (lossMask[i] === 1 && lp !== null && Number.isFinite(lp) ? lp : 0)),
+    finish_reason: trace.finish_reason,
+    reward,
+    metadata: { strategy: trace.strategy, calls: trace.calls, policy_versions: trace.policy_versions, stats: trace.stats, ...extra },
+  };
+}
+
+/** Polar's timing from a rollout's marks and measured stage parts. */
+export function timingOf(rollout: Rollout): SessionTiming {
+  const m = rollout.marks;
+  const span = (from?: number, to?: number) => (from !== undefined && to !== undefined ? Math.max(0, to - from) : 0);
+  const done = m.done ?? performance.now();
+  return SessionTiming.parse({
+    ...rollout.timing,
+    register_to_init_queue_ms: 0,
+    init_ms: span(m.init, m.ready),
+    ready_queue_ms: span(m.ready, m.run),
+    run_ms: span(m.run, m.postrunQueued),
+    postrun_queue_ms: span(m.postrunQueued, m.postrun),
+    postrun_ms: span(m.postrun, done),
+    e2e_ms: span(m.queued, done),
+    rollout_pipeline_e2e_ms: span(m.queued, done),
+  });
+}
+
+function baseMetadata(rollout: Rollout, extra: Record<string, unknown>): Record<string, unknown> {
+  return {
+    ...rollout.request.metadata,
+    sample_index: rollout.sampleIndex,
+    harness: rollout.harness,
+    builder_strategy: rollout.strategy,
+    ...(rollout.session ? { gateway_session_id: rollout.session.id } : {}),
+    ...(rollout.outcome ? { agent: { exit_code: rollout.outcome.exit_code, timed_out: rollout.outcome.timed_out, error: rollout.outcome.error ?? null } } : {}),
+    ...extra,
+  };
+}
+
+export interface ScoredOutcome {
+  trajectory: TrajectoryResult;
+  reward: number;
+  evaluation: Record<string, unknown> | null;
+}
+
+/** A rollout that ran to the end (including an agent timeout, which stays trainable with reward 0). */
+export function completedResult(rollout: Rollout, nodeId: string, scored: ScoredOutcome): SessionResult {
+  const agentTimeout = rollout.agentTimedOut === true;
+  const filter: TrainingFilter | undefined = agentTimeout ? { reason: "agent_timeout", trainable: true, masked: false } : undefined;
+  const traceExtra = filter ? { training_filter: filter } : {};
+  return SessionResult.parse({
+    session_id: rollout.id,
+    task_id: rollout.taskId,
+    status: "COMPLETED",
+    trajectory: {
+      status: "COMPLETED",
+      traces: scored.trajectory.traces.map((t) => toPolarTrace(t, scored.reward, false, traceExtra)),
+      metadata: {
+        trajectory_stats: scored.trajectory.stats,
+        ...(agentTimeout ? { agent_result: { status: "timeout", timeout_source: "agent" }, training_filter: filter } : {}),
+      },
+      error: null,
+    },
+    timing: timingOf(rollout),
+    node_id: nodeId,
+    error: null,
+    metadata: baseMetadata(rollout, { reward: scored.reward, evaluation: scored.evaluation }),
+  });
+}
+
+/** A masked result (loss mask all 0, reward 0) naming what failed; traces from the calls recorded so far, if any. */
+export function maskedResult(rollout: Rollout, nodeId: string, failure: RolloutFailure, partial: TrajectoryResult | null): SessionResult {
+  const status: SessionResultStatus = failure.failureCause === "task_timeout" ? "TIMEOUT" : "ERROR";
+  const filter: TrainingFilter = { masked: true, reason: status === "TIMEOUT" ? "session_timeout" : "session_error" };
+  const error = `${failure.failureCause}: ${failure.message}`;
+  return SessionResult.parse({
+    session_id: rollout.id,
+    task_id: rollout.taskId,
+    status,
+    trajectory: {
+      status,
+      traces: (partial?.traces ?? []).map((t) => toPolarTrace(t, 0, true, { training_filter: filter })),
+      metadata: { training_filter: filter, failure: { cause: failure.failureCause, message: failure.message, state: rollout.state } },
+      error,
+    },
+    timing: timingOf(rollout),
+    node_id: nodeId,
+    error,
+    metadata: baseMetadata(rollout, { reward: 0, failure: { cause: failure.failureCause, message: failure.message } }),
+  });
+}
