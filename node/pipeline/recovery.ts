@@ -1,0 +1,44 @@
+// Why: a node killed mid-rollout must never drop work silently; on start it removes the
+// sandboxes of its earlier life and reports every unfinished rollout as a masked ERROR
+// ("node restarted"), stored like any other result.
+import { SessionResult } from "../../protocol/rollout.ts";
+import type { RolloutsRepo } from "../store/rollouts-repo.ts";
+import { isRolloutState } from "./states.ts";
+
+export interface RecoveryReport {
+  sandboxesRemoved: number;
+  rolloutsFailed: number;
+}
+
+export async function recoverUnfinished(repo: RolloutsRepo, nodeId: string, removeLeftovers: () => Promise<number>): Promise<RecoveryReport> {
+  const sandboxesRemoved = await removeLeftovers();
+  const unfinished = await repo.unfinishedRollouts();
+  for (const row of unfinished) {
+    const events = await repo.events(row.id);
+    const seq = (events.at(-1)?.seq ?? 0) + 1;
+    const state = isRolloutState(row.state) ? row.state : "QUEUED";
+    // A result stored just before the crash stands; only its terminal event was lost.
+    const stored = await repo.result(row.id);
+    if (stored) {
+      const result = SessionResult.parse(stored);
+      const terminal = result.status === "COMPLETED" ? "COMPLETED" : result.status;
+      await repo.recordTransition(row.id, seq, state, terminal, new Date().toISOString(), { recovered: true });
+      continue;
+    }
+    const message = `the node restarted while the rollout was ${state}`;
+    const error = `node_restarted: ${message}`;
+    const filter = { masked: true, reason: "session_error" };
+    const result = SessionResult.parse({
+      session_id: row.id,
+      task_id: row.taskId,
+      status: "ERROR",
+      trajectory: { status: "ERROR", traces: [], metadata: { training_filter: filter, failure: { cause: "node_restarted", message, state } }, error },
+      node_id: nodeId,
+      error,
+      metadata: { sample_index: row.sampleIndex, reward: 0, failure: { cause: "node_restarted", message }, ...(row.gatewaySessionId ? { gateway_session_id: row.gatewaySessionId } : {}) },
+    });
+    await repo.saveResult(row.id, row.taskId, "ERROR", result);
+    await repo.recordTransition(row.id, seq, state, "ERROR", new Date().toISOString(), { cause: "node_restarted" });
+  }
+  return { sandboxesRemoved, rolloutsFailed: unfinished.length };
+}
