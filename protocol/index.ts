@@ -5,3 +5,5 @@ export * from "./sessions.ts";
 export * from "./trace.ts";
 export * from "./runtime.ts";
 export * from "./rollout.ts";
+export * from "./task.ts";
+export * from "./evaluation.ts";

@@ -1,0 +1,4 @@
+'use strict';
+const { truncate } = require('./truncate');
+
+module.exports = { truncate };

@@ -1,0 +1,3 @@
+from .parse import parse_line, read_rows
+
+__all__ = ["parse_line", "read_rows"]

@@ -1,0 +1,6 @@
+# Largest first: format_seconds walks this table in order.
+UNITS = [
+    ("h", 3600),
+    ("m", 60),
+    ("s", 1),
+]

@@ -1,0 +1,28 @@
+import pytest
+
+from durations import format_seconds, parse
+
+
+def test_parse_hours_minutes():
+    assert parse("1h30m") == 5400
+
+
+def test_parse_rejects_garbage():
+    with pytest.raises(ValueError):
+        parse("1x")
+
+
+def test_format_minutes():
+    assert format_seconds(125) == "2m5s"
+
+
+def test_round_trip():
+    assert parse(format_seconds(3725)) == 3725
+
+
+def test_parse_days():
+    assert parse("2d4h") == 2 * 86400 + 4 * 3600
+
+
+def test_format_days():
+    assert format_seconds(90000) == "1d1h"

@@ -1,0 +1,3 @@
+from .core import Paginator, PageOutOfRange
+
+__all__ = ["Paginator", "PageOutOfRange"]

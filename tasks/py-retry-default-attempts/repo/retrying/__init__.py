@@ -1,0 +1,3 @@
+from .decorator import retry
+
+__all__ = ["retry"]
