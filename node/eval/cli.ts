@@ -1,0 +1,65 @@
+// Why: `polar tasks validate FILE` — check a task file the SWE-bench way (gold → 1, unmodified
+// → 0) in real sandboxes of the chosen runtime, print a table, exit non-zero on any failure.
+import { randomBytes } from "node:crypto";
+import { RUNTIME_BACKENDS } from "../../protocol/runtime.ts";
+import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { createDockerRuntime } from "../runtime/docker.ts";
+import { createProcessRuntime } from "../runtime/process.ts";
+import type { SandboxRuntime } from "../runtime/types.ts";
+import { runtimeSource } from "./sandbox-source.ts";
+import { loadTaskFile } from "./task.ts";
+import { validateTasks, type TaskValidation } from "./validate.ts";
+
+const SUMMARY = "validate a task file: every gold patch must give reward 1 and every unmodified repository reward 0";
+const FLAGS: FlagSpecs = {
+  runtime: { type: "string", help: `sandbox runtime: ${RUNTIME_BACKENDS.join(" | ")}`, default: "docker" },
+  only: { type: "string", help: "comma-separated task ids to validate (default: all)" },
+  concurrency: { type: "string", help: "tasks validated at once", default: "2" },
+  json: { type: "boolean", help: "print one JSON object per task instead of the table" },
+};
+
+function runtimeFor(backend: (typeof RUNTIME_BACKENDS)[number]): SandboxRuntime {
+  return backend === "docker" ? createDockerRuntime() : createProcessRuntime();
+}
+
+function row(r: TaskValidation): string {
+  const reward = (x: number | null) => (x === null ? "-" : String(x));
+  return `${r.task_id.padEnd(40)} ${reward(r.gold_reward).padStart(4)} ${reward(r.empty_reward).padStart(5)}  ${(r.ok ? "ok" : "FAIL").padEnd(4)} ${(r.duration_ms / 1000).toFixed(1).padStart(6)}s${r.problem ? `  ${r.problem}` : ""}`;
+}
+
+async function validate(argv: string[]): Promise<void> {
+  const file = argv[0];
+  if (!file || file.startsWith("-")) throw new UsageError("usage: polar tasks validate FILE [--runtime docker|process] [--only ids] [--concurrency N] [--json]");
+  const values = parseFlags("tasks validate", SUMMARY, FLAGS, argv.slice(1));
+  if (!values) return;
+  const backend = oneOf(values, "runtime", RUNTIME_BACKENDS) ?? "docker";
+  const only = stringFlag(values, "only")?.split(",").map((s) => s.trim()).filter(Boolean);
+  const json = values.json === true;
+  const loaded = await loadTaskFile(file);
+  for (const issue of loaded.issues) console.error(`${file}:${issue.line}: ${issue.field || "(row)"}: ${issue.message}`);
+  const tasks = only ? loaded.tasks.filter((t) => only.includes(t.task_id)) : loaded.tasks;
+  const runtime = runtimeFor(backend);
+  const nodeId = `polar-validate-${randomBytes(4).toString("hex")}`;
+  if (!json) console.log(`${"task".padEnd(40)} gold empty  ok    time   (${tasks.length} tasks, runtime ${backend})`);
+  try {
+    const results = await validateTasks(tasks, {
+      source: runtimeSource(runtime, nodeId),
+      concurrency: intFlag(values, "concurrency") ?? 2,
+      onResult: (r) => {
+        const { gold: _gold, empty: _empty, ...summary } = r;
+        console.log(json ? JSON.stringify(summary) : row(r));
+      },
+    });
+    const failed = results.filter((r) => !r.ok).length;
+    if (!json) console.log(`${results.length - failed}/${results.length} tasks valid${loaded.issues.length ? `, ${loaded.issues.length} malformed row issue(s)` : ""}`);
+    if (failed > 0 || loaded.issues.length > 0 || tasks.length === 0) process.exitCode = 1;
+  } finally {
+    await runtime.removeLeftovers(nodeId).catch(() => undefined);
+  }
+}
+
+export async function runTasksCli(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === "validate") return validate(rest);
+  throw new UsageError(`usage: polar tasks validate FILE [--runtime docker|process]${sub && sub !== "--help" ? `\nunknown subcommand "${sub}"` : ""}`);
+}
