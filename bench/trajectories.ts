@@ -84,7 +84,7 @@ function timed(calls: RecordedCall[], strategy: Strategy): { stats: SessionTraje
   return { stats: runs[0]!.stats, ms: median(runs.map((r) => r.stats.rebuild_ms)) };
 }
 
-const recordedTokens = (calls: RecordedCall[]) => calls.reduce((n, c) => n + (c.promptIds?.length ?? 0) + (c.outputIds?.length ?? 0), 0);
+const recordedTokens = (calls: RecordedCall[]) => calls.reduce((n, c) => n + (c.prompt_ids?.length ?? 0) + (c.output_ids?.length ?? 0), 0);
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const nonZero = (counts: Record<string, number>) =>
   Object.entries(counts)
@@ -101,7 +101,7 @@ function printStrategyRows(calls: RecordedCall[]): void {
   for (const strategy of STRATEGIES) {
     const { stats, ms } = timed(calls, strategy);
     console.log(
-      `| ${strategy} | ${stats.traces} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
+      `| ${strategy} | ${stats.trace_count} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
     );
   }
 }

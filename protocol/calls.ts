@@ -9,28 +9,49 @@ export type Dialect = z.infer<typeof Dialect>;
 
 export const CallTimings = z.object({
   /** Waiting before the engine was called (pause for weight sync, routing). */
-  queuedMs: z.number(),
-  engineMs: z.number(),
-  totalMs: z.number(),
+  queued_ms: z.number(),
+  engine_ms: z.number(),
+  total_ms: z.number(),
 });
 
+/** Backend facts recorded with a call; every key is optional. */
+export const CallNotes = z.object({
+  /** Engine attempts, when more than one was needed. */
+  attempts: z.number().int().positive().optional(),
+  /** The backend cannot see tokens (`openai` backend). */
+  text_only: z.boolean().optional(),
+  /** Why the engine's token ids could not be used (the call is then text-only). */
+  token_capture_error: z.string().optional(),
+  /** The sampled text held a malformed tool call; it was returned as text. */
+  tool_call_parse_error: z.string().optional(),
+  /** Token splice (`tito --token-splice`): earlier assistant turns re-used as sampled ids. */
+  token_splice: z.object({ used: z.number().int(), missed: z.number().int(), drift: z.number().int() }).optional(),
+  /** SGLang's `meta_info.weight_version` of the weights that served the call. */
+  weight_version: z.union([z.string(), z.number()]).optional(),
+});
+export type CallNotes = z.infer<typeof CallNotes>;
+
 export const RecordedCall = z.object({
-  sessionId: z.string(),
+  session_id: z.string(),
   seq: z.number().int().nonnegative(),
   dialect: Dialect,
   request: ChatRequest,
   /** Null when the call failed. */
   response: ChatResponse.nullable(),
   /** Null when the backend cannot see tokens (`openai` backend): the call is text-only. */
-  promptIds: z.array(z.number().int()).nullable(),
-  outputIds: z.array(z.number().int()).nullable(),
+  prompt_ids: z.array(z.number().int()).nullable(),
+  output_ids: z.array(z.number().int()).nullable(),
   logprobs: z.array(z.number()).nullable(),
-  engineUrl: z.string().nullable(),
-  policyVersion: z.number().int(),
+  engine_url: z.string().nullable(),
+  policy_version: z.number().int(),
   timings: CallTimings,
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   /** Backend facts (tool-call parse failure, token splice used, …). */
-  notes: z.record(z.string(), z.unknown()).nullable(),
-  startedAt: z.string(),
+  notes: CallNotes.nullable(),
+  started_at: z.string(),
 });
 export type RecordedCall = z.infer<typeof RecordedCall>;
+
+/** `GET /v1/sessions/:id/calls`: every recorded call of a session, in seq order. */
+export const SessionCalls = z.object({ session_id: z.string(), calls: z.array(RecordedCall) });
+export type SessionCalls = z.infer<typeof SessionCalls>;

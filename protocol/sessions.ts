@@ -15,6 +15,6 @@ export const SessionInfo = z.object({
   metadata: z.record(z.string(), z.unknown()),
   created_at: z.string(),
   closed_at: z.string().nullable(),
-  calls: z.number().int(),
+  call_count: z.number().int(),
 });
 export type SessionInfo = z.infer<typeof SessionInfo>;

@@ -105,10 +105,10 @@ export type SkippedCall = z.infer<typeof SkippedCall>;
 /** What rebuilding one session produced, for ablations and the session trajectory API. */
 export const SessionTrajectoryStats = z.object({
   strategy: Strategy,
-  calls: z.number().int().nonnegative(),
+  call_count: z.number().int().nonnegative(),
   calls_used: z.number().int().nonnegative(),
   skipped: z.array(SkippedCall),
-  traces: z.number().int().nonnegative(),
+  trace_count: z.number().int().nonnegative(),
   /** Empty for per-call and retokenize, which do not merge. */
   splits: z.array(TraceSplit),
   split_counts: SplitCounts,

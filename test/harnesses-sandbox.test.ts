@@ -190,11 +190,11 @@ for (const runtime of await sandboxRuntimes()) {
             for (const call of calls) {
               expect(call.error).toBeNull();
               expect(call.dialect).toBe(c.dialect);
-              expect(call.promptIds!.length).toBeGreaterThan(0);
-              expect(call.outputIds!.length).toBeGreaterThan(0);
-              expect(call.logprobs!.length).toBe(call.outputIds!.length);
+              expect(call.prompt_ids!.length).toBeGreaterThan(0);
+              expect(call.output_ids!.length).toBeGreaterThan(0);
+              expect(call.logprobs!.length).toBe(call.output_ids!.length);
             }
-            expect(calls[0]!.response!.toolCalls[0]!.arguments).toContain(FILE_CONTENT);
+            expect(calls[0]!.response!.tool_calls[0]!.arguments).toContain(FILE_CONTENT);
             expect(calls[1]!.response!.content.trim()).toBe("Done.");
 
             // The sandbox's own evidence: only loopback, and strace saw no other peer.

@@ -51,7 +51,7 @@ describe("sessions recorded through the gateway", () => {
     expect(aware.traces.length).toBe(1);
     expectFaithfulMerge(aware.traces[0]!, calls);
     expect(aware.stats.normalisations["thinking-strip"]).toBe(7);
-    expect(rebuild(calls, "prefix-merge", { tokenizer }).stats.traces).toBe(8);
+    expect(rebuild(calls, "prefix-merge", { tokenizer }).stats.trace_count).toBe(8);
   });
 
   test("a sub-agent and a compaction split every merge strategy, with their causes", async () => {

@@ -38,7 +38,7 @@ export interface MergeOutcome {
 }
 
 function tailOf(prompt: HashedTokens, call: TokenCall): TraceTail {
-  return { tokens: HashedTokens.extend(prompt, call.outputIds), sampledFrom: prompt.length };
+  return { tokens: HashedTokens.extend(prompt, call.output_ids), sampledFrom: prompt.length };
 }
 
 export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings, ctx: AlignmentContext): MergeOutcome {
@@ -47,7 +47,7 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
   let open: OpenTrace[] = [];
 
   for (const call of calls) {
-    const prompt = HashedTokens.of(call.promptIds);
+    const prompt = HashedTokens.of(call.prompt_ids);
     const attempts = open.map((trace) => ({ trace, alignment: alignTail(trace.tail, prompt, settings.allowed, ctx) }));
     let best: { trace: OpenTrace; promptEnd: number; normalisations: NormalisationKind[] } | undefined;
     for (const { trace, alignment } of attempts) {
@@ -58,7 +58,7 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
 
     if (best) {
       const { trace } = best;
-      trace.builder.appendContext(call.promptIds.slice(best.promptEnd));
+      trace.builder.appendContext(call.prompt_ids.slice(best.promptEnd));
       trace.builder.appendSampled(call);
       trace.builder.addCall(call);
       trace.builder.countNormalisations(best.normalisations);
@@ -73,7 +73,7 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
       // The same conversation goes on in the new trace: the old one will not match again.
       if (superseded) open = open.filter((t) => t !== superseded);
     }
-    const builder = new TraceBuilder(settings.strategy, call.promptIds);
+    const builder = new TraceBuilder(settings.strategy, call.prompt_ids);
     builder.appendSampled(call);
     builder.addCall(call);
     builders.push(builder);

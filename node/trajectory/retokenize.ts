@@ -44,7 +44,7 @@ export function retokenizeTrace(calls: readonly TokenCall[], tokenizer: Trajecto
   const response = last.response;
   const messages: Message[] = [
     ...last.request.messages,
-    { role: "assistant", content: response.content, reasoning: response.reasoning, toolCalls: response.toolCalls },
+    { role: "assistant", content: response.content, reasoning: response.reasoning, tool_calls: response.tool_calls },
   ];
   const ids = tokenizer.encode(
     tokenizer.renderChat({ messages, tools: last.request.tools, thinking: last.request.thinking, addGenerationPrompt: false }),
@@ -53,7 +53,7 @@ export function retokenizeTrace(calls: readonly TokenCall[], tokenizer: Trajecto
 
   const sources = new Map<string, TokenCall[]>();
   for (const call of calls) {
-    const key = turnKey(call.response.content, call.response.toolCalls);
+    const key = turnKey(call.response.content, call.response.tool_calls);
     sources.set(key, [...(sources.get(key) ?? []), call]);
   }
   const assistantTurns = messages.filter((m) => m.role === "assistant");
@@ -63,7 +63,7 @@ export function retokenizeTrace(calls: readonly TokenCall[], tokenizer: Trajecto
   spans.forEach(([start, end], n) => {
     builder.appendContext(ids.slice(cursor, start));
     const turn = assistantTurns[n];
-    const source = turn ? sources.get(turnKey(turn.content, turn.toolCalls))?.shift() : undefined;
+    const source = turn ? sources.get(turnKey(turn.content, turn.tool_calls))?.shift() : undefined;
     if (source) builder.addCall(source);
     appendSpan(builder, ids.slice(start, end), source);
     cursor = end;
@@ -74,7 +74,7 @@ export function retokenizeTrace(calls: readonly TokenCall[], tokenizer: Trajecto
 
 /** Span tokens trainable; those in the common head/tail with the sampled ids carry logprobs. */
 function appendSpan(builder: TraceBuilder, span: readonly number[], source: TokenCall | undefined): void {
-  const sampled = source?.outputIds ?? [];
+  const sampled = source?.output_ids ?? [];
   const limit = Math.min(span.length, sampled.length);
   let head = 0;
   while (head < limit && span[head] === sampled[head]) head++;

@@ -43,7 +43,7 @@ export class TraceBuilder {
 
   /** The call's sampled output, id for id, with its logprobs. */
   appendSampled(call: TokenCall): void {
-    call.outputIds.forEach((id, i) => this.appendTrainable(id, call.logprobs?.[i] ?? null, true));
+    call.output_ids.forEach((id, i) => this.appendTrainable(id, call.logprobs?.[i] ?? null, true));
   }
 
   /** One trainable token; `exact` says whether it is the id the engine sampled there. */
@@ -59,8 +59,8 @@ export class TraceBuilder {
   /** Record that `call` contributed to this trace (its sampled tokens or its conversation). */
   addCall(call: TokenCall): void {
     this.callSeqs.push(call.seq);
-    this.policyVersions.push(call.policyVersion);
-    this.finishReason = call.response.finishReason;
+    this.policyVersions.push(call.policy_version);
+    this.finishReason = call.response.finish_reason;
   }
 
   countNormalisations(kinds: readonly NormalisationKind[]): void {

@@ -35,7 +35,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Hono {
       metadata: row.metadata,
       created_at: row.createdAt,
       closed_at: row.closedAt,
-      calls: await deps.calls.count(row.id),
+      call_count: await deps.calls.count(row.id),
     };
   };
 

@@ -123,7 +123,7 @@ export class FakeGateway implements GatewaySessions {
     const traces = n > 0 ? [fakeTrace(n, strategy)] : [];
     return {
       traces,
-      stats: { strategy, calls: n, calls_used: n, skipped: [], traces: traces.length, splits: [], split_counts: zeros(SPLIT_CAUSES), normalisations: zeros(NORMALISATION_KINDS), total_tokens: traces.length ? 4 + n : 0, trainable_tokens: n, trainable_exactly_sampled: n, logprob_coverage: 1, rebuild_ms: 0 },
+      stats: { strategy, call_count: n, calls_used: n, skipped: [], trace_count: traces.length, splits: [], split_counts: zeros(SPLIT_CAUSES), normalisations: zeros(NORMALISATION_KINDS), total_tokens: traces.length ? 4 + n : 0, trainable_tokens: n, trainable_exactly_sampled: n, logprob_coverage: 1, rebuild_ms: 0 },
     };
   }
   async engineFailures(): Promise<number> {
