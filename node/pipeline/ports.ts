@@ -14,8 +14,12 @@ export interface SandboxPreparer {
 /** A gateway session opened for one rollout. */
 export interface GatewaySession {
   id: string;
-  /** What the harness inside the sandbox is given as its base URLs and API key. */
+  /** The gateway's TCP base URLs and the session token (the harness's API key). */
   endpoint: GatewayEndpoint;
+  /** This session's own unix socket on the host (in the sandbox's run folder), when served. */
+  socketPath?: string;
+  /** The same socket as the sandbox sees it. */
+  sandboxSocketPath?: string;
 }
 
 /** The gateway as the pipeline uses it: one session per rollout. */
