@@ -9,6 +9,7 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   demo: { summary: "run the embedded demo: mock engine + gateway + the mini agent, then print the recorded calls", run: async (a) => (await import("../node/demo/cli.ts")).runDemoCli(a) },
   gateway: { summary: "run the LLM gateway", run: async (a) => (await import("../node/gateway/cli.ts")).runGatewayCli(a) },
   tasks: { summary: "task files: validate (gold patch → reward 1, unmodified repository → reward 0)", run: async (a) => (await import("../node/eval/cli.ts")).runTasksCli(a) },
+  node: { summary: "run the node agent: gateway, sandbox pool, rollout pipeline and Polar's rollout API", run: async (a) => (await import("../node/node-cli.ts")).runNodeCli(a) },
   "mock-engine": { summary: "run the vLLM/SGLang-compatible mock engine", run: async (a) => (await import("../node/mock-engine/cli.ts")).runMockEngineCli(a) },
 };
 

@@ -60,6 +60,7 @@ export interface HarnessRunner {
 }
 
 export interface EvaluationRequest {
+  rolloutId: string;
   request: TaskRequest;
   /** The sandbox the agent worked in (its patch / output is collected from here). */
   agentSandbox: Sandbox;

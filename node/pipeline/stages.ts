@@ -89,7 +89,7 @@ export async function postrunStage(r: Rollout, spec: RuntimeSpec, deps: StageDep
     }
     const t0 = performance.now();
     const ev = await named("evaluator", () =>
-      deps.evaluator.evaluate({ request: r.request, agentSandbox: r.sandbox!, evalSandbox: r.evalSandbox ?? null, harness: r.outcome!, signal }),
+      deps.evaluator.evaluate({ rolloutId: r.id, request: r.request, agentSandbox: r.sandbox!, evalSandbox: r.evalSandbox ?? null, harness: r.outcome!, signal }),
     );
     r.timing.eval_ms = since(t0);
     if (!Number.isFinite(ev.reward)) throw new RolloutFailure("evaluator", `the evaluator returned reward ${ev.reward}`);

@@ -1,0 +1,119 @@
+// Why: `polar node`'s settings are read once — config file (JSON or TOML), then environment,
+// then flags — validated once with messages that name the key, and their defaults live here.
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { extname } from "node:path";
+import { z } from "zod";
+import { BACKEND_KINDS } from "./gateway/backends/options.ts";
+import { PolarError } from "./errors.ts";
+
+const positiveInt = z.number().int().positive();
+
+export const NodeConfig = z
+  .object({
+    /** Labels this node's sandboxes; must stay the same across restarts to find leftovers. */
+    node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, '.', '_' and '-' only").default(`node-${hostname()}`),
+    host: z.string().default("127.0.0.1"),
+    port: z.number().int().min(0).max(65535).default(8400),
+    /** SQLite file: gateway sessions and calls, rollouts, events and results. */
+    db: z.string().default(".polar/node.db"),
+    /** Guards the session and admin APIs. */
+    admin_token: z.string().min(16, "must be at least 16 characters"),
+    /** Base URL harnesses on the host (or with network: host) reach the gateway at. */
+    public_url: z.string().url().optional(),
+    runtime: z.enum(["process", "docker"]).default("process"),
+    /** Image used when a request's runtime names none (the process runtime ignores images). */
+    default_image: z.string().optional(),
+    engine: z
+      .object({
+        backend: z.enum(BACKEND_KINDS).default("vllm"),
+        urls: z.array(z.string().url()).min(1).default(["http://127.0.0.1:8000"]),
+        /** Model name given to harnesses when a request's agent names none. */
+        model: z.string().default("Qwen/Qwen3-8B"),
+        tokenizer: z.string().optional(),
+      })
+      .strict()
+      .default({ backend: "vllm", urls: ["http://127.0.0.1:8000"], model: "Qwen/Qwen3-8B" }),
+    /** Trainer-side sampling policy applied by the gateway to every call. */
+    sampling: z
+      .object({
+        max_tokens_cap: positiveInt.optional(),
+        temperature: z.number().min(0).optional(),
+        top_p: z.number().gt(0).max(1).optional(),
+      })
+      .strict()
+      .default({}),
+    workers: z
+      .object({
+        init: positiveInt.default(4),
+        run: positiveInt.default(8),
+        postrun: positiveInt.default(4),
+        /** Prepared rollouts allowed to wait for a run slot (prewarming depth). */
+        ready_backlog: z.number().int().nonnegative().default(4),
+      })
+      .strict()
+      .default({ init: 4, run: 8, postrun: 4, ready_backlog: 4 }),
+    pool: z
+      .object({ max_ready_per_key: positiveInt.default(8), max_concurrent_starts: positiveInt.default(2) })
+      .strict()
+      .default({ max_ready_per_key: 8, max_concurrent_starts: 2 }),
+    /** Task file whose task ids a request may name; the bundled set by default. */
+    tasks: z.string().optional(),
+    callback: z
+      .object({ attempts: positiveInt.default(6), base_delay_ms: positiveInt.default(500) })
+      .strict()
+      .default({ attempts: 6, base_delay_ms: 500 }),
+  })
+  .strict();
+export type NodeConfig = z.infer<typeof NodeConfig>;
+export type NodeConfigInput = z.input<typeof NodeConfig>;
+
+/** Reads a JSON or TOML config file (by extension; TOML through Bun's parser). */
+export function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new PolarError("bad_request", `config file ${path} cannot be read: ${(err as Error).message}`);
+  }
+  try {
+    const parsed: unknown = extname(path) === ".toml" ? Bun.TOML.parse(text) : JSON.parse(text);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("expected a table of settings");
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    throw new PolarError("bad_request", `config file ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** Deep-merges setting layers (later wins; undefined never overrides). */
+export function mergeLayers(...layers: Record<string, unknown>[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer)) {
+      if (value === undefined) continue;
+      const before = out[key];
+      out[key] =
+        before && typeof before === "object" && !Array.isArray(before) && value && typeof value === "object" && !Array.isArray(value)
+          ? mergeLayers(before as Record<string, unknown>, value as Record<string, unknown>)
+          : value;
+    }
+  }
+  return out;
+}
+
+/** Validates merged settings; every problem is reported with its key (e.g. `workers.run`). */
+export function parseNodeConfig(input: Record<string, unknown>): NodeConfig {
+  const parsed = NodeConfig.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => {
+    const key = issue.path.join(".") || "(config)";
+    if (issue.code === "unrecognized_keys") return `${[...issue.path, ...issue.keys].join(".")}: unknown setting`;
+    return `${key}: ${issue.message}`;
+  });
+  throw new PolarError("bad_request", `invalid node settings:\n  ${lines.join("\n  ")}`);
+}
+
+/** Settings from the environment: POLAR_ADMIN_TOKEN, POLAR_NODE_ID, POLAR_NODE_DB. */
+export function envLayer(env: Record<string, string | undefined>): Record<string, unknown> {
+  return { admin_token: env.POLAR_ADMIN_TOKEN, node_id: env.POLAR_NODE_ID, db: env.POLAR_NODE_DB };
+}

@@ -1,0 +1,93 @@
+// Why: the pipeline's ports over the node's real parts — prepare actions (node/runtime), the
+// sandboxed harness runner (node/harness), the evaluators and task rows (node/eval) — so
+// `polar node` and the end-to-end tests wire the same implementations.
+import { Task } from "../../protocol/task.ts";
+import type { TaskRequest } from "../../protocol/rollout.ts";
+import { evaluate } from "../eval/evaluate.ts";
+import type { SandboxSource } from "../eval/sandbox-source.ts";
+import { getHarness } from "../harness/registry.ts";
+import { runInSandbox } from "../harness/sandbox-runner.ts";
+import { HarnessOptions } from "../harness/types.ts";
+import { prepareSandbox } from "../runtime/prepare.ts";
+import type { HarnessRunner, RolloutEvaluator, SandboxPreparer } from "./ports.ts";
+
+export const runtimePreparer: SandboxPreparer = {
+  async prepare(sandbox, actions, signal) {
+    await prepareSandbox(sandbox, [...actions], signal);
+  },
+};
+
+/** snake_case agent settings (as trainers send them) → the adapters' options. */
+const SETTING_NAMES: Record<string, keyof HarnessOptions> = {
+  dialect: "dialect",
+  max_retries: "maxRetries",
+  argv: "argv",
+  extra_args: "extraArgs",
+  command_timeout_ms: "commandTimeoutMs",
+  context_window: "contextWindow",
+  max_output_tokens: "maxOutputTokens",
+};
+
+export function harnessOptions(settings: Record<string, unknown>, defaults: HarnessOptions = {}): HarnessOptions {
+  const picked: Record<string, unknown> = { ...defaults };
+  for (const [key, value] of Object.entries(settings)) {
+    const name = SETTING_NAMES[key] ?? (Object.values(SETTING_NAMES).includes(key as keyof HarnessOptions) ? key : undefined);
+    if (name) picked[name] = value;
+  }
+  return HarnessOptions.parse(picked);
+}
+
+export interface SandboxRunnerOptions {
+  /** Model name given to the harness when the request names none. */
+  defaultModel: string;
+  /** Options every harness of this kind gets unless the request's settings say otherwise. */
+  harnessDefaults?: Partial<Record<string, HarnessOptions>>;
+}
+
+export function sandboxHarnessRunner(options: SandboxRunnerOptions): HarnessRunner {
+  return {
+    async run(request) {
+      const maxTurns = request.agent.settings.max_turns ?? request.agent.settings.max_iterations;
+      const result = await runInSandbox({
+        sandbox: request.sandbox,
+        adapter: getHarness(request.harness),
+        session: request.session.endpoint,
+        model: request.agent.model_name ?? options.defaultModel,
+        instruction: request.instruction,
+        limits: { timeoutMs: request.timeoutMs, ...(typeof maxTurns === "number" ? { maxTurns } : {}) },
+        options: harnessOptions(request.agent.settings, options.harnessDefaults?.[request.harness]),
+        signal: request.signal,
+      });
+      return {
+        exit_code: result.exitCode,
+        timed_out: result.timedOut,
+        final_output: result.finalOutput,
+        ...(result.error ? { error: result.error } : {}),
+        duration_ms: result.durationMs,
+      };
+    },
+  };
+}
+
+/** The task row a request is evaluated against: the request's own fields over the catalog's row. */
+export function taskOf(request: TaskRequest, row: Task | undefined): Task {
+  return Task.parse({ ...row, task_id: request.task_id, instruction: request.instruction, runtime: request.runtime ?? row?.runtime, evaluator: request.evaluator ?? row?.evaluator, metadata: request.metadata });
+}
+
+/** node/eval's evaluators; they take their fresh sandbox from the pool themselves. */
+export function taskEvaluator(source: SandboxSource, rowOf: (taskId: string) => Task | undefined): RolloutEvaluator {
+  return {
+    wantsFreshSandbox: () => false,
+    async evaluate(input) {
+      const result = await evaluate({
+        task: taskOf(input.request, rowOf(input.request.task_id)),
+        agentSandbox: input.agentSandbox,
+        harness: { exitCode: input.harness.exit_code, timedOut: input.harness.timed_out, finalOutput: input.harness.final_output },
+        source,
+        rolloutId: input.rolloutId,
+        signal: input.signal,
+      });
+      return { reward: result.reward ?? 0, detail: { ...result.detail, reward_given: result.reward !== null } };
+    },
+  };
+}
