@@ -1,0 +1,130 @@
+// Polar's rollout API served by `polar node`: request validation as FastAPI answers it, task
+// lifecycle words, and a bundled task of 4 samples run end to end (real sandbox, real harness,
+// mock engine), with a callback listener receiving the TaskResult.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { RolloutTrace, TaskResult } from "../protocol/rollout.ts";
+import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
+
+let stack: NodeStack;
+beforeAll(async () => {
+  stack = await startNodeStack({ workers: { init: 4, run: 4, postrun: 2, ready_backlog: 2 } });
+}, 60_000);
+afterAll(async () => {
+  await stack?.stop();
+}, 60_000);
+
+describe("bad requests answer 422 naming the field", () => {
+  const cases: [string, unknown, (string | number)[], string][] = [
+    ["agent missing", { task_id: "x", instruction: "i" }, ["body", "agent"], "missing"],
+    ["instruction missing (no task file row)", { task_id: "not-a-bundled-task", agent: { harness: "mini" } }, ["body", "instruction"], "missing"],
+    ["num_samples 0", { task_id: "x", instruction: "i", agent: { harness: "mini" }, num_samples: 0 }, ["body", "num_samples"], "greater_than_equal"],
+    ["dispatch_priority 101", { task_id: "x", instruction: "i", agent: { harness: "mini" }, dispatch_priority: 101 }, ["body", "dispatch_priority"], "less_than_equal"],
+    ["early stop over num_samples", { task_id: "x", instruction: "i", agent: { harness: "mini" }, num_samples: 2, early_stop_min_usable_sessions: 3 }, ["body", "early_stop_min_usable_sessions"], "value_error"],
+    ["agent_timeout not positive", { task_id: "x", instruction: "i", agent: { harness: "mini" }, metadata: { agent_timeout: -1 } }, ["body", "metadata", "agent_timeout"], "greater_than"],
+    ["unknown harness", { task_id: "x", instruction: "i", agent: { harness: "copilot" } }, ["body", "agent", "harness"], "enum"],
+    ["unknown builder", { task_id: "x", instruction: "i", agent: { harness: "mini" }, builder: { strategy: "magic" } }, ["body", "builder", "strategy"], "enum"],
+  ];
+  for (const [name, body, loc, type] of cases) {
+    test(name, async () => {
+      const { status, json } = await submit(stack.node.url, body);
+      expect(status).toBe(422);
+      expect(json.detail[0]).toMatchObject({ loc, type });
+      expect(typeof json.detail[0].msg).toBe("string");
+    }, 30_000);
+  }
+
+  test("malformed JSON", async () => {
+    const { status, json } = await submit(stack.node.url, "{nope");
+    expect(status).toBe(422);
+    expect(json.detail[0].type).toBe("json_invalid");
+  }, 30_000);
+
+  test("unknown task → 404; GET /tasks lists the bundled set; health and status answer", async () => {
+    expect((await fetch(`${stack.node.url}/rollout/task/nope`)).status).toBe(404);
+    const tasks = (await (await fetch(`${stack.node.url}/tasks`)).json()) as { tasks: { task_id: string }[] };
+    expect(tasks.tasks.length).toBeGreaterThanOrEqual(16);
+    expect(((await (await fetch(`${stack.node.url}/health`)).json()) as { status: string }).status).toBe("ok");
+    const status = (await (await fetch(`${stack.node.url}/rollout/status`)).json()) as { metrics: Record<string, number> };
+    expect(Object.keys(status.metrics).sort()).toEqual(["init_inflight", "init_queue_depth", "postrun_inflight", "postrun_queue_depth", "ready_depth", "run_inflight"]);
+  }, 30_000);
+});
+
+describe("a bundled task end to end", () => {
+  test("4 samples of mini: scored, token-faithful traces, every timing filled, callback receives the TaskResult, nothing left over", async () => {
+    const received: unknown[] = [];
+    let attempts = 0;
+    const listener = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        attempts++;
+        // The first delivery meets a transient 503: the node must retry.
+        if (attempts === 1) return new Response("busy", { status: 503 });
+        received.push(await req.json());
+        return new Response("ok");
+      },
+    });
+    try {
+      const taskId = "py-csv-trailing-empty-field";
+      const { status, json } = await submit(stack.node.url, {
+        task_id: taskId,
+        agent: { harness: "mini" },
+        num_samples: 4,
+        callback_url: `http://127.0.0.1:${listener.port}/done`,
+        metadata: { group_id: "g-7", policy_version: 2, rollout_step: 11 },
+      });
+      expect(status).toBe(200);
+      expect(json).toEqual({ task_id: taskId, status: "running" });
+      expect((await submit(stack.node.url, { task_id: taskId, agent: { harness: "mini" } })).status).toBe(409);
+
+      const done = await pollTask(stack.node.url, taskId);
+      expect(done.total_sessions).toBe(4);
+      expect(done.completed_sessions).toBe(4);
+      expect(done.results).toHaveLength(4);
+      for (const r of done.results) {
+        expect(r.status).toBe("COMPLETED");
+        expect(r.metadata).toMatchObject({ group_id: "g-7", policy_version: 2, rollout_step: 11, harness: "mini" });
+        expect(typeof r.metadata.reward).toBe("number");
+        expect(r.metadata.evaluation).toMatchObject({ strategy: "swe" });
+        expect(r.trajectory.traces.length).toBeGreaterThan(0);
+        for (const raw of r.trajectory.traces) {
+          const t = RolloutTrace.parse(raw);
+          expect(t.reward).toBe(r.metadata.reward as number);
+          expect(t.prompt_ids.length).toBeGreaterThan(0);
+          expect(t.loss_mask.some((m) => m === 1)).toBe(true);
+          expect((t.metadata.stats as { trainable_exactly_sampled: number; trainable_tokens: number }).trainable_exactly_sampled).toBe(
+            (t.metadata.stats as { trainable_tokens: number }).trainable_tokens,
+          );
+        }
+        for (const key of ["init_ms", "ready_queue_ms", "run_ms", "postrun_queue_ms", "postrun_ms", "container_start_ms", "prepare_ms", "agent_exec_ms", "build_ms", "eval_ms", "e2e_ms"] as const) {
+          expect(r.timing[key]).toBeGreaterThan(0);
+        }
+      }
+      await stack.node.callbacksSettled();
+      expect(attempts).toBe(2);
+      expect(received).toHaveLength(1);
+      const callback = TaskResult.parse(received[0]);
+      expect(callback.task_id).toBe(taskId);
+      expect(callback.status).toBe(done.status);
+      expect(callback.results.map((r) => r.session_id).sort()).toEqual(done.results.map((r) => r.session_id).sort());
+      // Every sandbox was destroyed: nothing of this node's is left to remove.
+      expect(await stack.node.runtime.removeLeftovers(stack.node.config.node_id)).toBe(0);
+    } finally {
+      await listener.stop(true);
+    }
+  }, 240_000);
+
+  test("DELETE cancels a running task; the late result set is complete and cancelled", async () => {
+    const taskId = "js-leap-year-century";
+    expect((await submit(stack.node.url, { task_id: taskId, agent: { harness: "mini" }, num_samples: 2 })).status).toBe(200);
+    const res = await fetch(`${stack.node.url}/rollout/task/${taskId}`, { method: "DELETE" });
+    expect(((await res.json()) as { status: string }).status).toBe("cancelling");
+    const done = await pollTask(stack.node.url, taskId, 30_000);
+    expect(done.status).toBe("cancelled");
+    expect(done.results).toHaveLength(2);
+    for (const r of done.results) expect(r.status).toBe("ERROR");
+    const ghost = await fetch(`${stack.node.url}/rollout/task/ghost-1?register_if_missing=true`, { method: "DELETE" });
+    expect(((await ghost.json()) as { status: string }).status).toBe("cancelled");
+    expect((await submit(stack.node.url, { task_id: "ghost-1", instruction: "x", agent: { harness: "mini" } })).status).toBe(409);
+  }, 120_000);
+});
