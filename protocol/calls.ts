@@ -2,6 +2,7 @@
 // trainers, the coordinator); defining its wire shape once keeps them all in agreement.
 import { z } from "zod";
 import { ChatRequest, ChatResponse } from "./chat.ts";
+import { PolarErrorObject } from "./errors.ts";
 
 export const DIALECTS = ["chat", "responses", "anthropic"] as const;
 export const Dialect = z.enum(DIALECTS);
@@ -45,7 +46,7 @@ export const RecordedCall = z.object({
   engine_url: z.string().nullable(),
   policy_version: z.number().int(),
   timings: CallTimings,
-  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  error: PolarErrorObject.nullable(),
   /** Backend facts (tool-call parse failure, token splice used, …). */
   notes: CallNotes.nullable(),
   started_at: z.string(),

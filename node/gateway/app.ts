@@ -9,12 +9,11 @@ import { SessionAuth } from "./auth.ts";
 import type { Backend } from "./backends/backend.ts";
 import { CallPath } from "./call-path.ts";
 import type { GatewayConfig } from "./config.ts";
-import { PolarError } from "../errors.ts";
 import { promptTokenCounter } from "./model-tokenizer.ts";
 import { PolicyGate } from "./policy-gate.ts";
-import { adminError } from "./routes/admin-guard.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { llmRoutes } from "./routes/llm.ts";
+import { notFound } from "./routes/not-found.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { createTokenCounter } from "./token-counter.ts";
 import { TrajectoryService } from "./trajectory-service.ts";
@@ -59,7 +58,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   app.route("/v1/admin", adminRoutes(auth, gate));
   app.route("/s/:token", llm);
   app.route("/", llm);
-  app.notFound((c) => adminError(c, new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`)));
+  app.notFound(notFound);
 
   return {
     app,
