@@ -36,6 +36,7 @@ export const OpenAiErrorObject = z.object({
 });
 export type OpenAiErrorObject = z.infer<typeof OpenAiErrorObject>;
 
+/** OpenAI's error body. */
 export const OpenAiErrorBody = z.object({ error: OpenAiErrorObject });
 export type OpenAiErrorBody = z.infer<typeof OpenAiErrorBody>;
 

@@ -2,6 +2,7 @@
 export * from "./chat.ts";
 export * from "./calls.ts";
 export * from "./errors.ts";
+export * from "./admin.ts";
 export * from "./sessions.ts";
 export * from "./trace.ts";
 export * from "./runtime.ts";

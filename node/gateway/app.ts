@@ -2,6 +2,7 @@
 // store and a backend passed in, so tests, the CLI and the node agent build the same gateway
 // without any module opening sockets or files on import.
 import { Hono } from "hono";
+import type { Health } from "../../protocol/admin.ts";
 import type { OpenedStore } from "../store/db.ts";
 import { CallsRepo } from "../store/calls-repo.ts";
 import { SessionsRepo } from "../store/sessions-repo.ts";
@@ -52,7 +53,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   });
 
   const app = new Hono();
-  app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
+  app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused } satisfies Health));
   const trajectories = new TrajectoryService(calls, config.tokenizer);
   app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, baseUrl: () => baseUrl }));
   app.route("/v1/admin", adminRoutes(auth, gate));
