@@ -2,6 +2,7 @@
 // trainers, the coordinator); defining its wire shape once keeps them all in agreement.
 import { z } from "zod";
 import { ChatRequest, ChatResponse } from "./chat.ts";
+import { PolarErrorObject } from "./errors.ts";
 
 export const DIALECTS = ["chat", "responses", "anthropic"] as const;
 export const Dialect = z.enum(DIALECTS);
@@ -10,7 +11,9 @@ export type Dialect = z.infer<typeof Dialect>;
 export const CallTimings = z.object({
   /** Waiting before the engine was called (pause for weight sync, routing). */
   queued_ms: z.number(),
+  /** The engine call, retries included. */
   engine_ms: z.number(),
+  /** From arrival to the call being recorded. */
   total_ms: z.number(),
 });
 
@@ -31,23 +34,31 @@ export const CallNotes = z.object({
 });
 export type CallNotes = z.infer<typeof CallNotes>;
 
+/** One LLM call a harness made through the gateway, as recorded and served. */
 export const RecordedCall = z.object({
   session_id: z.string(),
+  /** Order of arrival within the session, from 0. */
   seq: z.number().int().nonnegative(),
+  /** The API the harness spoke. */
   dialect: Dialect,
   request: ChatRequest,
   /** Null when the call failed. */
   response: ChatResponse.nullable(),
   /** Null when the backend cannot see tokens (`openai` backend): the call is text-only. */
   prompt_ids: z.array(z.number().int()).nullable(),
+  /** The ids the engine sampled. */
   output_ids: z.array(z.number().int()).nullable(),
+  /** One logprob per output id, as the engine sent it. */
   logprobs: z.array(z.number()).nullable(),
+  /** The engine that served the call; null when none answered. */
   engine_url: z.string().nullable(),
+  /** Policy (weights) version the call was served under (`POST /v1/admin/resume`). */
   policy_version: z.number().int(),
   timings: CallTimings,
-  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  error: PolarErrorObject.nullable(),
   /** Backend facts (tool-call parse failure, token splice used, …). */
   notes: CallNotes.nullable(),
+  /** ISO 8601 time the call arrived. */
   started_at: z.string(),
 });
 export type RecordedCall = z.infer<typeof RecordedCall>;

@@ -82,7 +82,7 @@ export const ChatResponse = z.object({
   reasoning: z.string().optional(),
   tool_calls: z.array(ToolCall),
   finish_reason: FinishReason,
-  /** The stop string that ended generation (finishReason "stop"), when the engine reports it
+  /** The stop string that ended generation (finish_reason "stop"), when the engine reports it
    *  (vLLM's `stop_reason` when it is a string). Anthropic renders it as `stop_sequence`. */
   stop_sequence: z.string().optional(),
   usage: Usage,

@@ -180,8 +180,8 @@ describe("renderError", () => {
 
   test.each([
     ["prompt is too long: 9 tokens > 8 maximum", undefined, "prompt is too long: 9 tokens > 8 maximum"],
-    ["too long", { promptTokens: 4000, maxTokens: 1000, maxContextTokens: 4096, status: 400 }, "prompt is too long: 5000 tokens > 4096 maximum"],
-    ["too long", { promptTokens: 5000, maxContextTokens: 4096 }, "prompt is too long: 5000 tokens > 4096 maximum"],
+    ["too long", { prompt_tokens: 4000, max_tokens: 1000, max_context_tokens: 4096, status: 400 }, "prompt is too long: 5000 tokens > 4096 maximum"],
+    ["too long", { prompt_tokens: 5000, max_context_tokens: 4096 }, "prompt is too long: 5000 tokens > 4096 maximum"],
     [
       "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).",
       undefined,

@@ -145,7 +145,7 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
   });
 
   test("a context_length error raises BadRequestError with Anthropic's wording", async () => {
-    const error = new PolarError("context_length", "too long", { promptTokens: 40000, maxContextTokens: 32768 });
+    const error = new PolarError("context_length", "too long", { prompt_tokens: 40000, max_context_tokens: 32768 });
     const caught = await fakeGateway({ error }).client.messages.create(PARAMS).catch((thrown: unknown) => thrown);
     expect(caught).toBeInstanceOf(Anthropic.BadRequestError);
     const apiError = caught as InstanceType<typeof Anthropic.BadRequestError>;
