@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { findBwrap } from "../runtime/bwrap.ts";
 import { createProcessRuntime } from "../runtime/process.ts";
 import { RuntimeSpec, type Sandbox } from "../runtime/types.ts";
+import { PolarError } from "../errors.ts";
 import { getHarness } from "./registry.ts";
 import { harnessMounts } from "./sandbox-mounts.ts";
 import { DEFAULT_BRIDGE_PORT, SANDBOX_HOME_DIR, runInSandbox } from "./sandbox-runner.ts";
@@ -94,3 +95,11 @@ describeBwrap("sandbox runner (process runtime)", () => {
     expect(performance.now() - started).toBeLessThan(60_000);
   }, 90_000);
 });
+
+test("an unisolated process sandbox refuses to run a harness (its commands would see host paths)", async () => {
+  const plain = await createProcessRuntime({ root, bwrap: null, warn: () => {} }).create({ spec: RuntimeSpec.parse({ backend: "process" }), labels: { node_id: "runner-test" } });
+  sandboxes.push(plain);
+  expect(plain.isolated).toBe(false);
+  const run = runInSandbox({ sandbox: plain, adapter: getHarness("command"), session, model: "m", instruction: "go", limits: { timeoutMs: 1000 }, options: { argv: ["true"] } });
+  await expect(run).rejects.toThrow(PolarError);
+}, 30_000);

@@ -47,6 +47,7 @@ export function defaultProcessRoot(): string {
 class ProcessSandbox implements Sandbox {
   readonly backend = "process" as const;
   readonly hostRunDir: string;
+  readonly isolated: boolean;
   private readonly rootDir: string;
   private readonly mappings: PathMapping[];
   private readonly running = new Set<number>();
@@ -59,6 +60,7 @@ class ProcessSandbox implements Sandbox {
     private readonly mounts: Mount[],
     private readonly bwrap: string | null,
   ) {
+    this.isolated = bwrap !== null;
     this.rootDir = join(dir, "fs");
     this.hostRunDir = join(this.rootDir, ...SANDBOX_RUN_DIR.split("/").filter(Boolean));
     this.mappings = [
