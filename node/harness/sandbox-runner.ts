@@ -54,6 +54,9 @@ export interface SandboxRunResult extends HarnessOutcome {
 
 export async function runInSandbox(run: SandboxHarnessRun): Promise<SandboxRunResult> {
   const { sandbox } = run;
+  if (sandbox.isolated === false) {
+    throw new PolarError("bad_request", `sandbox ${sandbox.id} is not isolated (no bwrap): its commands see host paths, so run the harness with runOnHost`);
+  }
   const bridged = sandbox.spec.network !== "host";
   const port = run.bridgePort ?? DEFAULT_BRIDGE_PORT;
   const gateway: GatewayEndpoint = bridged
