@@ -47,6 +47,7 @@ export function defaultProcessRoot(): string {
 class ProcessSandbox implements Sandbox {
   readonly backend = "process" as const;
   readonly hostRunDir: string;
+  readonly isolated: boolean;
   private readonly rootDir: string;
   private readonly mappings: PathMapping[];
   private readonly running = new Set<number>();
@@ -59,6 +60,7 @@ class ProcessSandbox implements Sandbox {
     private readonly mounts: Mount[],
     private readonly bwrap: string | null,
   ) {
+    this.isolated = bwrap !== null;
     this.rootDir = join(dir, "fs");
     this.hostRunDir = join(this.rootDir, ...SANDBOX_RUN_DIR.split("/").filter(Boolean));
     this.mappings = [
@@ -75,8 +77,17 @@ class ProcessSandbox implements Sandbox {
     }
   }
 
+  /** Relative paths are relative to the workdir (as in Polar's task files and the docker runtime). */
+  private absolute(sandboxPath: string): string {
+    return posix.resolve(this.spec.workdir, sandboxPath);
+  }
+
+  private resolve(sandboxPath: string) {
+    return resolveSandboxPath(this.mappings, this.absolute(sandboxPath));
+  }
+
   private hostPath(sandboxPath: string): string {
-    return resolveSandboxPath(this.mappings, sandboxPath).host;
+    return this.resolve(sandboxPath).host;
   }
 
   private async run(request: ExecRequest & { maxOutputBytes?: number }): Promise<SpawnCaptureResult> {
@@ -124,16 +135,15 @@ class ProcessSandbox implements Sandbox {
 
   async putFiles(files: Record<string, string | Uint8Array>, options: { mode?: number } = {}): Promise<void> {
     for (const [path, content] of Object.entries(files)) {
-      await writeNoFollow(resolveSandboxPath(this.mappings, path), content, options.mode ?? 0o644);
+      await writeNoFollow(this.resolve(path), content, options.mode ?? 0o644);
     }
   }
 
   async putArchive(tar: Uint8Array, sandboxPath: string): Promise<void> {
-    const resolved = resolveSandboxPath(this.mappings, sandboxPath);
-    const hostDir = await mkdirSandbox(resolved);
+    const hostDir = await mkdirSandbox(this.resolve(sandboxPath));
     if (this.bwrap) {
       // Extracted inside the namespaces: symlinks in the archive or the sandbox resolve there.
-      await this.helper(["tar", "-x", "-f", "-", "--no-same-owner", "-C", posix.normalize(sandboxPath)], tar);
+      await this.helper(["tar", "-x", "-f", "-", "--no-same-owner", "-C", this.absolute(sandboxPath)], tar);
       return;
     }
     const result = await spawnCapture({ argv: ["tar", "-x", "-f", "-", "--no-same-owner", "-C", hostDir], cwd: hostDir, env: { PATH: SANDBOX_PATH }, stdin: tar });
@@ -147,7 +157,7 @@ class ProcessSandbox implements Sandbox {
   }
 
   async readFile(sandboxPath: string): Promise<Uint8Array> {
-    if (this.bwrap) return this.helper(["cat", "--", posix.normalize(sandboxPath)]);
+    if (this.bwrap) return this.helper(["cat", "--", this.absolute(sandboxPath)]);
     return readFile(this.hostPath(sandboxPath)).catch(() => {
       throw new PolarError("not_found", `no file ${sandboxPath} in sandbox ${this.id}`);
     });
@@ -155,7 +165,7 @@ class ProcessSandbox implements Sandbox {
 
   /** A tar of the folder or file, its entries named from its basename (as Docker's archive API). */
   async getArchive(sandboxPath: string): Promise<Uint8Array> {
-    const path = posix.normalize(sandboxPath);
+    const path = this.absolute(sandboxPath);
     const parent = posix.dirname(path);
     const name = posix.basename(path) || ".";
     if (this.bwrap) return this.helper(["tar", "-c", "-f", "-", "-C", parent, name]);
