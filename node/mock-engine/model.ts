@@ -7,6 +7,7 @@ import type { EngineApi, MockEngineOptions } from "./options.ts";
 import { scriptedCompletion } from "./policy.ts";
 import { sampleLogprobs, seedFrom, type TokenLogprob } from "./sampler.ts";
 import { DEFAULT_SCRIPT } from "./script.ts";
+import { TaskPolicy } from "./task-policy.ts";
 import { findStopString } from "./stop-strings.ts";
 
 export interface GenerateInput {
@@ -38,11 +39,15 @@ export class MockModel {
   readonly template: ChatTemplate;
   readonly tokenizer: BpeTokenizer;
   private readonly regularVocabSize: number;
+  private readonly taskPolicy: TaskPolicy | undefined;
 
   constructor(readonly options: MockEngineOptions) {
     this.template = getChatTemplate(options.modelFolder);
     this.tokenizer = this.template.tokenizer;
     this.regularVocabSize = Object.keys(this.tokenizer.folder.vocab).length;
+    this.taskPolicy = options.tasks
+      ? TaskPolicy.fromFile(options.tasks, { successProbability: options.successProbability, seed: options.seed })
+      : undefined;
   }
 
   renderChat(messages: TemplateMessage[], options: RenderOptions): { text: string; ids: number[] } {
@@ -55,7 +60,7 @@ export class MockModel {
     const maxTokens = this.checkContext(input.promptIds.length, input.maxTokens, api);
     const promptText = this.tokenizer.decode(input.promptIds);
     const script = this.options.script ?? DEFAULT_SCRIPT;
-    const fullIds = [...this.tokenizer.encode(scriptedCompletion(promptText, script)), this.tokenizer.eosTokenId];
+    const fullIds = [...this.tokenizer.encode(scriptedCompletion(promptText, script, this.taskPolicy)), this.tokenizer.eosTokenId];
     const stopped = findStopString(this.tokenizer, fullIds, input.stop ?? [], input.keepStopString === true);
     const sampledIds = stopped ? fullIds.slice(0, stopped.tokenCount) : fullIds;
     const outputIds = sampledIds.slice(0, maxTokens);

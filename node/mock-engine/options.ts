@@ -19,6 +19,10 @@ export const MockEngineOptionsSchema = z.object({
   /** Engine seed; combined with each request's `seed` for the pseudo-random logprobs. */
   seed: z.number().int().default(0),
   script: Script.optional(),
+  /** A task file (JSONL): prompts holding one of its problem statements get the task-solving policy. */
+  tasks: z.string().optional(),
+  /** Chance that a task session applies the gold patch rather than a wrong fix. */
+  successProbability: z.number().min(0).max(1).default(0.5),
   /** Delay before the first token. */
   ttftMs: z.number().min(0).default(0),
   /** Delay per generated token. */

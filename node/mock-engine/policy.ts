@@ -4,6 +4,7 @@
 // thinking is off when the template pre-filled an empty `<think>` block.
 import { pythonJsonDumps } from "../tokenizer/python-json.ts";
 import { stepForTurn, type Script } from "./script.ts";
+import type { TaskPolicy } from "./task-policy.ts";
 import { buildShellArguments, findShellTool, type OfferedTool } from "./shell-args.ts";
 
 const ASSISTANT_OPEN = "<|im_start|>assistant";
@@ -49,10 +50,13 @@ function readOfferedTools(promptText: string): OfferedTool[] {
   return tools;
 }
 
-/** The Qwen3-format text the scripted model "samples" for this prompt (EOS not included). */
-export function scriptedCompletion(promptText: string, script: Script): string {
+/**
+ * The Qwen3-format text the scripted model "samples" for this prompt (EOS not included): the task
+ * policy's step when the prompt holds a known task, else the script's step for the turn.
+ */
+export function scriptedCompletion(promptText: string, script: Script, tasks?: TaskPolicy): string {
   const facts = readPromptFacts(promptText);
-  const step = stepForTurn(script, facts.turn);
+  const step = tasks?.step(promptText, facts) ?? stepForTurn(script, facts.turn);
   // When the template pre-filled the empty think block, the model continues after it.
   let text = facts.thinking ? `<think>\n${step.think ?? ""}\n</think>\n\n` : "";
   const shellTool = step.shell !== undefined ? findShellTool(facts.tools) : undefined;

@@ -13,7 +13,7 @@ const STATUS: Record<string, ReportedOutcome> = {
 };
 const STATUS_WORDS = Object.keys(STATUS).join("|");
 const SUMMARY_LINE = new RegExp(`^(${STATUS_WORDS}) (\\S+::\\S+?(?:\\[.*?\\])?)(?: - .*)?$`);
-const VERBOSE_LINE = new RegExp(`^(\\S+::\\S+?(?:\\[.*?\\])?) (${STATUS_WORDS})(?:\\s+\\[\\s*\\d+%\\])?$`);
+const VERBOSE_LINE = new RegExp(`^(\\S+::\\S+?(?:\\[.*?\\])?) (${STATUS_WORDS})(?: \\(.*\\))?(?:\\s+\\[\\s*\\d+%\\])?$`);
 
 export function parsePytest(output: string): TestReport {
   const report: TestReport = new Map();

@@ -1,0 +1,66 @@
+// `polar tasks validate` as CI runs it: every bundled task, gold patch → reward 1, unmodified
+// repository → reward 0, in the process runtime (bwrap) and in Docker; and a broken task fails.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { BOOKWORM, dockerForTests } from "../runtime/docker-test-env.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const TASKS = join(ROOT, "tasks/tasks.jsonl");
+
+interface Row {
+  task_id: string;
+  gold_reward: number | null;
+  empty_reward: number | null;
+  ok: boolean;
+  problem: string | null;
+}
+
+function validate(file: string, args: string[]): { code: number; rows: Row[]; stderr: string } {
+  const run = Bun.spawnSync(["bun", join(ROOT, "bin/polar.ts"), "tasks", "validate", file, "--json", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: process.env });
+  const rows = run.stdout.toString().split("\n").filter(Boolean).map((line) => JSON.parse(line) as Row);
+  return { code: run.exitCode ?? -1, rows, stderr: run.stderr.toString() };
+}
+
+function expectAllValid(result: { code: number; rows: Row[]; stderr: string }): void {
+  const taskCount = readFileSync(TASKS, "utf8").split("\n").filter(Boolean).length;
+  expect(result.rows.filter((r) => !r.ok)).toEqual([]);
+  expect(result.rows.length).toBe(taskCount);
+  expect(result.rows.every((r) => r.gold_reward === 1 && r.empty_reward === 0)).toBe(true);
+  expect(result.code).toBe(0);
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "polar-validate-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("polar tasks validate", () => {
+  test("every bundled task in the process runtime (bwrap)", () => {
+    expectAllValid(validate(TASKS, ["--runtime", "process"]));
+  }, 900_000);
+
+  test("a task whose gold patch does not fix the bug fails validation and the command exits non-zero", () => {
+    const rows = readFileSync(TASKS, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const task = rows.find((r) => r.task_id === "js-leap-year-century")!;
+    // The repository upload is relative to the task file; this file lives elsewhere.
+    const runtime = task.runtime as { prepare: { type: string; source?: string }[] };
+    runtime.prepare = runtime.prepare.map((a) => (a.type === "upload_dir" ? { ...a, source: join(ROOT, "tasks", a.source!) } : a));
+    const broken = { ...task, task_id: "broken-gold", patch: task.mock_wrong_patch };
+    const file = join(tmp, "broken.jsonl");
+    writeFileSync(file, `${JSON.stringify(task)}\n${JSON.stringify(broken)}\n`);
+    const result = validate(file, ["--runtime", "process"]);
+    expect(result.code).toBe(1);
+    expect(result.rows.map((r) => [r.task_id, r.ok, r.gold_reward, r.empty_reward])).toEqual([
+      ["js-leap-year-century", true, 1, 0],
+      ["broken-gold", false, 0, 0],
+    ]);
+    expect(result.rows[1]!.problem).toContain("gold patch gave 0 not 1: unresolved");
+  }, 300_000);
+});
+
+const docker = await dockerForTests("polar tasks validate (docker)", [BOOKWORM]);
+if (docker) {
+  test("polar tasks validate: every bundled task in Docker", () => {
+    expectAllValid(validate(TASKS, ["--runtime", "docker"]));
+  }, 1_200_000);
+}

@@ -1,0 +1,143 @@
+// The bundled tasks solved (or not) by the real CLIs and Polar's mini agent in a Docker sandbox,
+// against the mock engine's task-solving policy at success probability 1 and 0: the harness works
+// through its own shell tool, the evaluator collects its patch, applies it with the hidden tests
+// in a FRESH sandbox of the same image and gives reward 1 and 0 with per-test outcomes. Each
+// harness does a Python task at one probability and a JavaScript task at the other (swapped
+// between harnesses, so each task sees both rewards). Missing CLIs skip visibly, unless
+// POLAR_REQUIRE_HARNESSES=1; no Docker engine skips visibly, unless POLAR_REQUIRE_DOCKER=1.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { EvaluationResult } from "../protocol/evaluation.ts";
+import type { Task } from "../protocol/task.ts";
+import { evaluate } from "../node/eval/evaluate.ts";
+import { runtimeSource } from "../node/eval/sandbox-source.ts";
+import { loadTaskFile } from "../node/eval/task.ts";
+import { createSessionService, type SessionService } from "../node/gateway/session-service.ts";
+import { getHarness, pinnedBinary, type HarnessKind, type PinnedCli } from "../node/harness/index.ts";
+import { harnessMounts } from "../node/harness/sandbox-mounts.ts";
+import { gatewaySocketPath, runInSandbox } from "../node/harness/sandbox-runner.ts";
+import { BOOKWORM, dockerForTests, testNodeId } from "../node/runtime/docker-test-env.ts";
+import { createDockerRuntime } from "../node/runtime/docker.ts";
+import { prepareSandbox } from "../node/runtime/prepare.ts";
+import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "../node/runtime/types.ts";
+import { ADMIN_TOKEN, startStack, type Stack } from "./helpers/stack.ts";
+
+const TASK_FILE = join(import.meta.dir, "..", "tasks", "tasks.jsonl");
+const PYTHON_TASK = "py-paginate-last-page";
+const JS_TASK = "js-get-path-falsy-values";
+const MODEL = "Qwen/Qwen3-8B";
+const RUN_TIMEOUT_MS = 300_000;
+const REQUIRE_HARNESSES = process.env.POLAR_REQUIRE_HARNESSES === "1";
+
+const HARNESSES: { kind: HarnessKind; cli: PinnedCli | null }[] = [
+  { kind: "mini", cli: null },
+  { kind: "pi", cli: "pi" },
+  { kind: "qwen-code", cli: "qwen-code" },
+  { kind: "codex", cli: "codex" },
+  { kind: "claude-code", cli: "claude-code" },
+];
+
+interface Policy {
+  stack: Stack;
+  sessions: SessionService;
+}
+
+const docker = await dockerForTests("bundled tasks solved by real harnesses in Docker", [BOOKWORM]);
+
+if (docker) {
+  const runtime: SandboxRuntime = createDockerRuntime({ docker });
+  const nodeId = testNodeId("tasks-solve");
+  const source = runtimeSource(runtime, nodeId);
+  const policies = new Map<number, Policy>();
+  const sandboxes: Sandbox[] = [];
+  let tasks: Map<string, Task>;
+
+  beforeAll(async () => {
+    tasks = new Map((await loadTaskFile(TASK_FILE)).tasks.map((t) => [t.task_id, t]));
+    for (const successProbability of [1, 0]) {
+      const stack = await startStack({ engine: { tasks: TASK_FILE, successProbability, model: MODEL, maxModelLen: 40960 } });
+      const sessions = createSessionService({ app: stack.gateway.app, adminToken: ADMIN_TOKEN, maxBodyBytes: stack.gateway.config.maxBodyBytes });
+      policies.set(successProbability, { stack, sessions });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(sandboxes.map((s) => s.destroy()));
+    for (const { stack } of policies.values()) await stack.stop();
+    await runtime.removeLeftovers(nodeId);
+  });
+
+  async function agentSandbox(task: Task): Promise<Sandbox> {
+    const spec = RuntimeSpec.parse(task.runtime);
+    const sandbox = await runtime.create({ spec, labels: { node_id: nodeId, rollout_id: `agent-${task.task_id}` }, mounts: harnessMounts() });
+    sandboxes.push(sandbox);
+    await prepareSandbox(sandbox, spec.prepare);
+    return sandbox;
+  }
+
+  describe("bundled tasks solved through each harness's own shell tool, evaluated in a fresh Docker sandbox", () => {
+    HARNESSES.forEach(({ kind, cli }, index) => {
+      const runs = index % 2 === 0 ? [[PYTHON_TASK, 1], [JS_TASK, 0]] : [[JS_TASK, 1], [PYTHON_TASK, 0]];
+      for (const [taskId, successProbability] of runs as [string, number][]) {
+        const name = `${kind}: ${taskId} at success probability ${successProbability} → reward ${successProbability}`;
+        if (cli !== null && !existsSync(pinnedBinary(cli)) && !REQUIRE_HARNESSES) {
+          test.skip(`${name} [SKIPPED: ${cli} not installed — run scripts/install-harnesses.sh]`, () => {});
+          continue;
+        }
+        test(
+          name,
+          async () => {
+            const task = tasks.get(taskId)!;
+            const { stack, sessions } = policies.get(successProbability)!;
+            const sandbox = await agentSandbox(task);
+            const session = await sessions.open({ metadata: { harness: kind, task_id: taskId }, socketPath: gatewaySocketPath(sandbox) });
+            try {
+              const run = await runInSandbox({
+                sandbox,
+                adapter: getHarness(kind),
+                session: { token: session.token, openaiBaseUrl: session.openaiBaseUrl, anthropicBaseUrl: session.anthropicBaseUrl },
+                model: MODEL,
+                instruction: task.instruction,
+                limits: { timeoutMs: RUN_TIMEOUT_MS, maxTurns: 20 },
+                options: { maxOutputTokens: 4096 },
+              });
+              if (run.exitCode !== 0) console.error(`${kind} stderr:\n${run.stderr.slice(-3000)}`);
+              expect(run.exitCode).toBe(0);
+
+              // The agent's steps as the engine sampled them: read, apply a patch, run the tests, finish.
+              const calls = await stack.calls(session.id);
+              expect(calls.length).toBe(4);
+              const commands = calls.slice(0, 3).map((c) => c.response!.toolCalls[0]!.arguments);
+              expect(commands[1]).toContain("git apply");
+              for (const call of calls) expect(call.logprobs!.length).toBe(call.outputIds!.length);
+
+              const result = await evaluate({
+                task,
+                agentSandbox: sandbox,
+                harness: { exitCode: run.exitCode, timedOut: run.timedOut, finalOutput: run.finalOutput },
+                source,
+                rolloutId: `eval-${kind}-${taskId}`,
+              });
+              // What the pipeline stores: the wire shape, parsed back.
+              const stored = EvaluationResult.parse(JSON.parse(JSON.stringify(result)));
+              expect(stored.reward).toBe(successProbability);
+              expect(stored.detail.status).toBe(successProbability === 1 ? "resolved" : "unresolved");
+              expect(stored.detail.sandbox_id).not.toBeNull();
+              expect(stored.detail.sandbox_id).not.toBe(sandbox.id);
+              expect(stored.detail.patch_files.length).toBeGreaterThan(0);
+              expect(stored.detail.patch_files.some((f) => f.startsWith("."))).toBe(false);
+              const scored = stored.detail.tests.filter((t) => t.expected !== null);
+              expect(scored.map((t) => t.name).sort()).toEqual([...task.FAIL_TO_PASS, ...task.PASS_TO_PASS].sort());
+              const f2pPassed = scored.filter((t) => t.expected === "FAIL_TO_PASS" && t.outcome === "passed").length;
+              expect(f2pPassed === task.FAIL_TO_PASS.length).toBe(successProbability === 1);
+            } finally {
+              await session.close();
+            }
+          },
+          RUN_TIMEOUT_MS + 120_000,
+        );
+      }
+    });
+  });
+}
