@@ -108,9 +108,9 @@ if (docker) {
               // The agent's steps as the engine sampled them: read, apply a patch, run the tests, finish.
               const calls = await stack.calls(session.id);
               expect(calls.length).toBe(4);
-              const commands = calls.slice(0, 3).map((c) => c.response!.toolCalls[0]!.arguments);
+              const commands = calls.slice(0, 3).map((c) => c.response!.tool_calls[0]!.arguments);
               expect(commands[1]).toContain("git apply");
-              for (const call of calls) expect(call.logprobs!.length).toBe(call.outputIds!.length);
+              for (const call of calls) expect(call.logprobs!.length).toBe(call.output_ids!.length);
 
               const result = await evaluate({
                 task,
