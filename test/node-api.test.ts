@@ -100,6 +100,8 @@ describe("a bundled task end to end", () => {
           expect(r.timing[key]).toBeGreaterThan(0);
         }
       }
+      // The solving policy at probability 0.5: both rewards among the 4 samples.
+      expect(new Set(done.results.map((r) => r.metadata.reward)).size).toBe(2);
       await stack.node.callbacksSettled();
       expect(attempts).toBe(2);
       expect(received).toHaveLength(1);

@@ -4,7 +4,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TaskStatus } from "../../protocol/rollout.ts";
-import { startMockEngine, type RunningMockEngine } from "../../node/mock-engine/index.ts";
+import { startMockEngine, type MockEngineOptionsInput, type RunningMockEngine } from "../../node/mock-engine/index.ts";
+import { BUNDLED_TASKS_FILE } from "../../node/api/task-catalog.ts";
 import { startNode, type NodeParts, type RunningNode } from "../../node/main.ts";
 import { parseNodeConfig, type NodeConfigInput } from "../../node/node-config.ts";
 
@@ -17,9 +18,10 @@ export interface NodeStack {
   stop(): Promise<void>;
 }
 
-export async function startNodeStack(settings: Partial<NodeConfigInput> = {}, parts: NodeParts = {}): Promise<NodeStack> {
+/** The mock engine solves bundled tasks (gold patch) in half of the sessions, deterministically per seed. */
+export async function startNodeStack(settings: Partial<NodeConfigInput> = {}, parts: NodeParts = {}, engineOptions: MockEngineOptionsInput = {}): Promise<NodeStack> {
   const dir = mkdtempSync(join(tmpdir(), "polar-node-e2e-"));
-  const engine = await startMockEngine({ port: 0 });
+  const engine = await startMockEngine({ port: 0, tasks: BUNDLED_TASKS_FILE, successProbability: 0.5, ...engineOptions });
   const node = await startNode(
     parseNodeConfig({ admin_token: ADMIN_TOKEN, port: 0, db: join(dir, "node.db"), node_id: `e2e-${process.pid}-${Date.now()}`, engine: { urls: [engine.url] }, ...settings }),
     parts,
