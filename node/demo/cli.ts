@@ -1,101 +1,118 @@
-// Why: `polar demo` — the embedded default that runs anywhere with only Bun: the mock engine
-// (real Qwen3 tokenizer and template), a gateway with a SQLite file, and a real agent harness
-// doing a two-turn tool loop through it; then it prints what was recorded, token for token.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+// Why: `polar demo` — the embedded default: a node (process runtime with bwrap, or Docker with
+// --runtime docker) against the mock engine's task-solving policy and the bundled tasks, driven
+// through Polar's rollout API exactly as a trainer would; live progress per stage, then a table
+// and a JSONL of the results. No GPU, no network, no config.
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionCalls, type RecordedCall } from "../../protocol/calls.ts";
-import { type FlagSpecs, UsageError, parseFlags, stringFlag } from "../cli/args.ts";
-import { createBackend } from "../gateway/backends/index.ts";
-import { startGateway } from "../gateway/server.ts";
-import { HARNESS_KINDS, getHarness, isHarnessKind, runOnHost, type HarnessKind } from "../harness/index.ts";
+import { TaskStatus, type SessionResult } from "../../protocol/rollout.ts";
+import { BUNDLED_TASKS_FILE } from "../api/task-catalog.ts";
+import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { pinnedBinary, type PinnedCli } from "../harness/common.ts";
+import { HARNESS_KINDS, type HarnessKind } from "../harness/registry.ts";
 import { startMockEngine } from "../mock-engine/index.ts";
-import type { TrajectoryResult } from "../trajectory/index.ts";
+import { startNode } from "../main.ts";
+import { parseNodeConfig } from "../node-config.ts";
+import type { StageMetrics } from "../pipeline/pipeline.ts";
+import { probeDocker } from "../runtime/docker-probe.ts";
+import { printSummary } from "./summary.ts";
 
-const FLAGS: FlagSpecs = {
-  harness: { type: "string", help: "harness to run: mini needs only Bun; codex, claude-code, qwen-code and pi need scripts/install-harnesses.sh", default: "mini" },
-  db: { type: "string", help: "keep the recorded calls in this SQLite file (default: a temp file, removed)" },
-  json: { type: "boolean", help: "print the recorded calls as JSON instead of a table" },
-};
-
-const INSTRUCTION = "Create a file named out.txt containing the word hello, then say you are done.";
-const ADMIN_TOKEN = "demo-admin-token-not-secret";
-/** Every harness but `command`, which needs a program of the user's. */
+const RUNTIMES = ["process", "docker"] as const;
 const DEMO_HARNESSES = HARNESS_KINDS.filter((k) => k !== "command");
+const FLAGS: FlagSpecs = {
+  harness: { type: "string", help: `harness: ${DEMO_HARNESSES.join(", ")} (the CLIs need scripts/install-harnesses.sh)`, default: "mini" },
+  runtime: { type: "string", help: "sandbox runtime: process (bwrap) | docker (needs an engine and polar-bookworm:dev)", default: "process" },
+  tasks: { type: "string", help: "how many bundled tasks to submit", default: "3" },
+  samples: { type: "string", help: "samples per task", default: "4" },
+  out: { type: "string", help: "folder for the node's database and results.jsonl (default: a new temp folder)" },
+};
+const ADMIN_TOKEN = "demo-admin-token-not-secret";
+/** Harnesses ask for up to 32000 output tokens; the mock engine's context is 40960. */
+const MAX_TOKENS_CAP = 4096;
+const CLI_OF: Partial<Record<HarnessKind, PinnedCli>> = { codex: "codex", "claude-code": "claude-code", "qwen-code": "qwen-code", pi: "pi" };
 
 export async function runDemoCli(argv: string[]): Promise<void> {
-  const flags = parseFlags("demo", "mock engine + gateway + one agent rollout, then the recorded calls", FLAGS, argv);
+  const flags = parseFlags("demo", "a node with sandboxes, the mock engine's solving policy and the bundled tasks, driven through the rollout API", FLAGS, argv);
   if (!flags) return;
   const harness = stringFlag(flags, "harness") ?? "mini";
-  if (!isHarnessKind(harness) || harness === "command") throw new UsageError(`--harness must be one of ${DEMO_HARNESSES.join(", ")}`);
+  if (!(DEMO_HARNESSES as readonly string[]).includes(harness)) throw new UsageError(`--harness must be one of ${DEMO_HARNESSES.join(", ")}`);
+  const cli = CLI_OF[harness as HarnessKind];
+  if (cli && !existsSync(pinnedBinary(cli))) throw new UsageError(`the ${harness} CLI is not installed (${pinnedBinary(cli)}); run scripts/install-harnesses.sh`);
+  const runtime = oneOf(flags, "runtime", RUNTIMES) ?? "process";
+  if (runtime === "docker") {
+    const probe = await probeDocker(["polar-bookworm:dev"]);
+    if (!probe.ok) throw new UsageError(`--runtime docker: ${probe.reason}`);
+  }
+  const taskCount = intFlag(flags, "tasks") ?? 3;
+  const samples = intFlag(flags, "samples") ?? 4;
+  const dir = stringFlag(flags, "out") ?? mkdtempSync(join(tmpdir(), "polar-demo-"));
 
-  const dir = mkdtempSync(join(tmpdir(), "polar-demo-"));
-  const engine = await startMockEngine({ port: 0 });
+  const engine = await startMockEngine({ port: 0, tasks: BUNDLED_TASKS_FILE, successProbability: 0.5 });
+  const node = await startNode(
+    parseNodeConfig({
+      node_id: `demo-${process.pid}`,
+      admin_token: ADMIN_TOKEN,
+      port: 0,
+      db: join(dir, "node.db"),
+      runtime,
+      engine: { urls: [engine.url] },
+      sampling: { max_tokens_cap: MAX_TOKENS_CAP },
+      workers: { init: 4, run: 4, postrun: 2, ready_backlog: 2 },
+    }),
+  );
   try {
-    const gateway = await startGateway(
-      { port: 0, db: stringFlag(flags, "db") ?? join(dir, "demo.db"), adminToken: ADMIN_TOKEN },
-      createBackend("vllm", { urls: [engine.url] }),
-    );
-    try {
-      await runDemo(gateway.url, engine.url, harness, dir, flags.json === true);
-    } finally {
-      await gateway.stop();
+    log(`node ${node.url} (runtime ${runtime}${node.runtime.isolated ? "" : ", NOT isolated"}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness}`);
+    const taskIds = await pickTasks(node.url, taskCount);
+    const t0 = performance.now();
+    for (const taskId of taskIds) {
+      const res = await fetch(`${node.url}/rollout/task/submit`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ task_id: taskId, agent: { harness }, num_samples: samples, metadata: { group_id: taskId } }),
+      });
+      if (!res.ok) throw new Error(`submit ${taskId}: HTTP ${res.status} ${await res.text()}`);
     }
+    log(`submitted ${taskIds.length} task(s) × ${samples} samples through POST /rollout/task/submit`);
+    const statuses = await follow(node.url, taskIds);
+    const results = statuses.flatMap((s) => s.results);
+    const jsonl = join(dir, "results.jsonl");
+    writeFileSync(jsonl, results.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    printSummary(statuses);
+    log(`${results.length} results in ${((performance.now() - t0) / 1000).toFixed(1)} s → ${jsonl}`);
+    const failed = results.filter((r) => r.status !== "COMPLETED");
+    if (failed.length > 0) throw new Error(`${failed.length} rollout(s) did not complete: ${failed.map((r) => r.error).join("; ")}`);
   } finally {
+    await node.stop();
     await engine.stop();
-    if (!stringFlag(flags, "db")) rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function runDemo(gatewayUrl: string, engineUrl: string, harness: HarnessKind, dir: string, json: boolean): Promise<void> {
-  const admin = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
-    const res = await fetch(`${gatewayUrl}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    if (!res.ok) throw new Error(`${init.method ?? "GET"} ${path}: HTTP ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
-  };
-  const session = await admin<{ id: string; token: string; openai_base_url: string; anthropic_base_url: string }>("/v1/sessions", {
-    method: "POST",
-    body: JSON.stringify({ metadata: { demo: true, harness } }),
-  });
-  log(`mock engine ${engineUrl} · gateway ${gatewayUrl} · session ${session.id} · harness ${harness}`);
-
-  const workDir = join(dir, "work");
-  mkdirSync(workDir);
-  const result = await runOnHost(getHarness(harness), {
-    workDir,
-    homeDir: join(dir, "home"),
-    gateway: { openaiBaseUrl: session.openai_base_url, anthropicBaseUrl: session.anthropic_base_url, token: session.token },
-    model: "Qwen/Qwen3-8B",
-    instruction: INSTRUCTION,
-    limits: { timeoutMs: 120_000, maxTurns: 8 },
-  });
-  log(`harness exited ${result.exitCode} in ${Math.round(result.durationMs)} ms; final answer: ${JSON.stringify(result.finalOutput.trim())}`);
-  log(`out.txt: ${readOptional(join(workDir, "out.txt"))}`);
-
-  const { calls } = SessionCalls.parse(await admin<unknown>(`/v1/sessions/${session.id}/calls`));
-  if (json) console.log(JSON.stringify(calls, null, 2));
-  else printCalls(calls);
-  const { traces } = await admin<TrajectoryResult>(`/v1/sessions/${session.id}/trajectory?strategy=template-aware`);
-  log(`trajectory (template-aware): ${traces.length} trace(s); ${traces.map((t) => `${t.prompt_ids.length} prompt + ${t.response_ids.length} response tokens, ${t.loss_mask.filter((m) => m === 1).length} trainable`).join("; ")}`);
-  if (result.exitCode !== 0) throw new Error(`the ${harness} harness failed: ${result.error ?? result.stderr.slice(-2000)}`);
-}
-
-function printCalls(calls: RecordedCall[]): void {
-  console.log("\nseq  dialect  prompt_ids  sampled_ids  mean_logprob  finish      tool calls / text");
-  for (const c of calls) {
-    const mean = c.logprobs?.length ? (c.logprobs.reduce((a, b) => a + b, 0) / c.logprobs.length).toFixed(3) : "-";
-    const what = c.error ? `error ${c.error.code}` : c.response?.tool_calls.length ? c.response.tool_calls.map((t) => `${t.name}(${t.arguments})`).join(" ") : JSON.stringify(c.response?.content ?? "");
-    console.log(`${String(c.seq).padEnd(4)} ${c.dialect.padEnd(8)} ${String(c.prompt_ids?.length ?? "-").padEnd(11)} ${String(c.output_ids?.length ?? "-").padEnd(12)} ${mean.padEnd(13)} ${String(c.response?.finish_reason ?? "-").padEnd(11)} ${what}`);
+/** A mix of Python and JavaScript tasks from the node's task list. */
+async function pickTasks(url: string, count: number): Promise<string[]> {
+  const { tasks } = (await (await fetch(`${url}/tasks`)).json()) as { tasks: { task_id: string }[] };
+  const py = tasks.filter((t) => t.task_id.startsWith("py-")).map((t) => t.task_id);
+  const js = tasks.filter((t) => t.task_id.startsWith("js-")).map((t) => t.task_id);
+  const mixed: string[] = [];
+  for (let i = 0; mixed.length < Math.min(count, tasks.length); i++) {
+    if (py[i]) mixed.push(py[i]!);
+    if (js[i] && mixed.length < count) mixed.push(js[i]!);
   }
-  const last = calls.at(-1);
-  if (last?.output_ids) console.log(`\nlast call's sampled ids: [${last.output_ids.join(", ")}]\n`);
+  return mixed;
 }
 
-function readOptional(path: string): string {
-  try {
-    return JSON.stringify(readFileSync(path, "utf8"));
-  } catch {
-    return "(missing)";
+/** Polls the node until every task has ended, printing the stage counts whenever they change. */
+async function follow(url: string, taskIds: string[]): Promise<TaskStatus[]> {
+  let last = "";
+  for (;;) {
+    const { metrics } = (await (await fetch(`${url}/rollout/status`)).json()) as { metrics: StageMetrics };
+    const statuses = await Promise.all(taskIds.map(async (id) => TaskStatus.parse(await (await fetch(`${url}/rollout/task/${id}`)).json())));
+    const results: SessionResult[] = statuses.flatMap((s) => s.results);
+    const rewards = results.map((r) => String(r.metadata.reward ?? "-")).join(" ");
+    const line = `queued ${metrics.init_queue_depth} · init ${metrics.init_inflight} · ready ${metrics.ready_depth} · run ${metrics.run_inflight} · postrun ${metrics.postrun_queue_depth + metrics.postrun_inflight} · done ${results.length}/${statuses.reduce((n, s) => n + s.total_sessions, 0)} · rewards ${rewards || "-"}`;
+    if (line !== last) log(line);
+    last = line;
+    if (statuses.every((s) => s.status !== "running" && s.status !== "cancelling")) return statuses;
+    await Bun.sleep(300);
   }
 }
 
