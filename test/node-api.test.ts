@@ -2,12 +2,23 @@
 // lifecycle words, and a bundled task of 4 samples run end to end (real sandbox, real harness,
 // mock engine), with a callback listener receiving the TaskResult.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { RolloutTrace, TaskResult } from "../protocol/rollout.ts";
+import { pinnedBinary } from "../node/harness/common.ts";
+import { probeDocker } from "../node/runtime/docker-probe.ts";
 import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
+
+// Docker when an engine answers with the bundled image, the process runtime (bwrap) otherwise.
+const docker = process.env.DOCKER_HOST ? await probeDocker(["polar-bookworm:dev"]) : { ok: false as const, reason: "DOCKER_HOST unset" };
+const RUNTIME = docker.ok ? "docker" : "process";
+if (!docker.ok) console.warn(`node-api e2e: process runtime (${docker.reason})`);
+const REAL_CLI = "pi";
+const hasRealCli = existsSync(pinnedBinary(REAL_CLI));
+if (!hasRealCli && process.env.POLAR_REQUIRE_HARNESSES === "1") throw new Error(`the ${REAL_CLI} CLI is not installed`);
 
 let stack: NodeStack;
 beforeAll(async () => {
-  stack = await startNodeStack({ workers: { init: 4, run: 4, postrun: 2, ready_backlog: 2 } });
+  stack = await startNodeStack({ runtime: RUNTIME, workers: { init: 4, run: 4, postrun: 2, ready_backlog: 2 }, sampling: { max_tokens_cap: 4096 } });
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
@@ -115,6 +126,28 @@ describe("a bundled task end to end", () => {
       await listener.stop(true);
     }
   }, 240_000);
+
+  test.skipIf(!hasRealCli)(`4 samples of a real CLI (${REAL_CLI}) in the sandbox: both rewards, token-faithful traces, nothing left over`, async () => {
+    const taskId = "js-get-path-falsy-values";
+    expect((await submit(stack.node.url, { task_id: taskId, agent: { harness: REAL_CLI }, num_samples: 4 })).status).toBe(200);
+    const done = await pollTask(stack.node.url, taskId, 400_000);
+    expect(done.status).toBe("completed");
+    expect(done.results).toHaveLength(4);
+    for (const r of done.results) {
+      expect(r.status).toBe("COMPLETED");
+      expect(r.metadata.harness).toBe(REAL_CLI);
+      for (const raw of r.trajectory.traces) {
+        const t = RolloutTrace.parse(raw);
+        const stats = t.metadata.stats as { trainable_tokens: number; trainable_exactly_sampled: number };
+        expect(stats.trainable_exactly_sampled).toBe(stats.trainable_tokens);
+      }
+      for (const key of ["init_ms", "run_ms", "postrun_ms", "container_start_ms", "prepare_ms", "agent_exec_ms", "build_ms", "eval_ms", "e2e_ms"] as const) {
+        expect(r.timing[key]).toBeGreaterThan(0);
+      }
+    }
+    expect(new Set(done.results.map((r) => r.metadata.reward)).size).toBe(2);
+    expect(await stack.node.runtime.removeLeftovers(stack.node.config.node_id)).toBe(0);
+  }, 420_000);
 
   test("DELETE cancels a running task; the late result set is complete and cancelled", async () => {
     const taskId = "js-leap-year-century";
