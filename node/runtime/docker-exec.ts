@@ -1,38 +1,34 @@
-// Why: Docker's exec API cannot kill what it started and keeps the output stream open while any
-// background child holds it. Every command therefore runs under a tiny sh wrapper in its own
-// session (runc makes each exec a session leader): it records its pid and, when the command
-// ends, its exit code in the sandbox's run folder (a host bind mount), then kills its process
-// group so leftovers cannot hold the stream. A timeout or abort kills that group from a second
-// exec. Output is demultiplexed and kept up to a bound, the rest counted.
+// Why: Docker's exec API is slow to start a process (runc joins the container's namespaces:
+// ~50 ms idle, 150+ ms on a loaded host), cannot kill what it started, and keeps the output
+// stream open while any background child holds it. So every command runs through a *reader*: an
+// exec'd `sh` (a session leader: runc calls setsid) that reads one job id from its stdin and
+// sources the job script the host wrote into the run folder. A reader can be started ahead of
+// time (armed), so a hand-out costs one write and a fork, not a runc exec. The job records its
+// pid and exit code in the run folder, then kills its process group so leftovers cannot hold
+// the stream; a timeout or abort kills that group from a second exec. Output is demultiplexed
+// and kept up to a bound, the rest counted.
 import { randomBytes } from "node:crypto";
-import { readFile, rm } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type Docker from "dockerode";
+import { PolarError } from "../errors.ts";
 import { EXEC_STATE_DIR } from "./docker-config.ts";
 import { SANDBOX_RUN_DIR, type ExecRequest, type ExecResult } from "./types.ts";
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 const PID_WAIT_MS = 5_000;
 const POLL_MS = 10;
-
-const WRAPPER = [
-  'd="$1"; id="$2"; shift 2',
-  'echo $$ > "$d/$id.pid"',
-  '"$@"',
-  'echo $? > "$d/$id.code"',
-  "kill -9 0",
-].join("\n");
+const STATE_IN_SANDBOX = `${SANDBOX_RUN_DIR}/${EXEC_STATE_DIR}`;
+const READER = `IFS= read -r id || exit 0; . "${STATE_IN_SANDBOX}/$id.sh"`;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Keeps the first `limit` bytes written to it and counts the rest. */
 class BoundedSink extends Writable {
   private readonly chunks: Buffer[] = [];
   private kept = 0;
+  limit = DEFAULT_MAX_OUTPUT_BYTES;
   dropped = 0;
-
-  constructor(private readonly limit: number) {
-    super();
-  }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
     const room = Math.max(this.limit - this.kept, 0);
@@ -57,8 +53,18 @@ export interface ExecTarget {
   defaultCwd: string;
 }
 
-function commandArgv(command: string[] | string): string[] {
-  return typeof command === "string" ? ["/bin/sh", "-c", command] : command;
+/** A started reader exec, waiting for its job id. */
+export interface Reader {
+  exec: Docker.Exec;
+  stream: NodeJS.ReadWriteStream;
+  stdout: BoundedSink;
+  stderr: BoundedSink;
+  ended: Promise<void>;
+  isEnded: () => boolean;
+}
+
+function quote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 function waitForEnd(stream: NodeJS.ReadableStream): Promise<void> {
@@ -75,31 +81,55 @@ async function readNumber(path: string): Promise<number | null> {
   return Number.isFinite(value) ? value : null;
 }
 
-export async function dockerExec(target: ExecTarget, request: ExecRequest): Promise<ExecResult> {
-  const started = performance.now();
-  const argv = commandArgv(request.command);
-  const id = randomBytes(8).toString("hex");
-  const stateDir = join(target.hostRunDir, EXEC_STATE_DIR);
-  const pidFile = join(stateDir, `${id}.pid`);
-  const codeFile = join(stateDir, `${id}.code`);
-  const hasStdin = request.stdin !== undefined;
+/** The script a reader sources: pid, cwd, env, the command, its exit code, then the group's end. */
+function jobScript(id: string, request: ExecRequest, defaultCwd: string): string {
+  const argv = typeof request.command === "string" ? ["/bin/sh", "-c", request.command] : request.command;
+  if (argv.length === 0) throw new PolarError("bad_request", "empty command");
+  const state = (suffix: string) => quote(`${STATE_IN_SANDBOX}/${id}.${suffix}`);
+  const lines = [`echo $$ > ${state("pid")}`, `cd ${quote(request.cwd ?? defaultCwd)} || { echo 1 > ${state("code")}; kill -9 0; }`];
+  for (const [name, value] of Object.entries(request.env ?? {})) {
+    if (!ENV_NAME.test(name)) throw new PolarError("bad_request", `invalid environment variable name ${JSON.stringify(name)}`);
+    lines.push(`export ${name}=${quote(value)}`);
+  }
+  lines.push(argv.map(quote).join(" "), `echo $? > ${state("code")}`, "kill -9 0", "");
+  return lines.join("\n");
+}
+
+/** Starts a reader: a runc exec, paid now so that a later command starts at once. */
+export async function startReader(target: ExecTarget): Promise<Reader> {
   const exec = await target.container.exec({
-    Cmd: ["/bin/sh", "-c", WRAPPER, "polar-exec", `${SANDBOX_RUN_DIR}/${EXEC_STATE_DIR}`, id, ...argv],
-    AttachStdin: hasStdin,
+    Cmd: ["/bin/sh", "-c", READER],
+    AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,
     Tty: false,
-    WorkingDir: request.cwd ?? target.defaultCwd,
-    Env: Object.entries(request.env ?? {}).map(([k, v]) => `${k}=${v}`),
   });
-  const stream = await exec.start(hasStdin ? { hijack: true, stdin: true } : {});
-  const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  const stdout = new BoundedSink(limit);
-  const stderr = new BoundedSink(limit);
+  const stream = (await exec.start({ hijack: true, stdin: true })) as NodeJS.ReadWriteStream;
+  const stdout = new BoundedSink();
+  const stderr = new BoundedSink();
   target.docker.modem.demuxStream(stream, stdout, stderr);
-  const ended = waitForEnd(stream);
-  let finished = false;
-  void ended.then(() => (finished = true));
+  let ended = false;
+  const end = waitForEnd(stream).then(() => {
+    ended = true;
+  });
+  return { exec, stream, stdout, stderr, ended: end, isEnded: () => ended };
+}
+
+/** Closes a reader that will not be used (its shell reads EOF and exits). */
+export function discardReader(reader: Reader): void {
+  reader.stream.end();
+}
+
+/** Runs one command on a started reader (armed earlier or just now). */
+export async function runOnReader(target: ExecTarget, reader: Reader, request: ExecRequest): Promise<ExecResult> {
+  const started = performance.now();
+  const id = randomBytes(8).toString("hex");
+  const stateDir = join(target.hostRunDir, EXEC_STATE_DIR);
+  const files = { script: join(stateDir, `${id}.sh`), pid: join(stateDir, `${id}.pid`), code: join(stateDir, `${id}.code`) };
+  const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  reader.stdout.limit = limit;
+  reader.stderr.limit = limit;
+  await writeFile(files.script, jobScript(id, request, target.defaultCwd));
 
   let timedOut = false;
   let killed = false;
@@ -107,43 +137,42 @@ export async function dockerExec(target: ExecTarget, request: ExecRequest): Prom
     if (killed) return;
     killed = true;
     const deadline = performance.now() + PID_WAIT_MS;
-    let pid = await readNumber(pidFile);
-    while (pid === null && !finished && performance.now() < deadline) {
+    let pid = await readNumber(files.pid);
+    while (pid === null && !reader.isEnded() && performance.now() < deadline) {
       await Bun.sleep(POLL_MS);
-      pid = await readNumber(pidFile);
+      pid = await readNumber(files.pid);
     }
-    if (pid === null || finished) return;
+    if (pid === null || reader.isEnded()) return;
     const killer = await target.container.exec({ Cmd: ["/bin/sh", "-c", `kill -9 -${pid}`], AttachStdout: true, AttachStderr: true });
-    await waitForEnd(await killer.start({})).catch(() => undefined);
+    const out = await killer.start({});
+    out.resume();
+    await waitForEnd(out);
   };
-  const onKillError = () => undefined; // the container is gone: its stream ends by itself
-  const timer =
-    request.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), kill().catch(onKillError)), request.timeoutMs);
-  const onAbort = () => void kill().catch(onKillError);
-  if (request.signal?.aborted) onAbort();
-  request.signal?.addEventListener("abort", onAbort, { once: true });
+  const killQuietly = () => void kill().catch(() => undefined); // a gone container ends the stream itself
+  const timer = request.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), killQuietly()), request.timeoutMs);
+  if (request.signal?.aborted) killQuietly();
+  request.signal?.addEventListener("abort", killQuietly, { once: true });
 
-  if (hasStdin) {
-    const duplex = stream as NodeJS.ReadWriteStream;
-    duplex.write(Buffer.from(request.stdin as string | Uint8Array));
-    duplex.end();
-  }
-  await ended;
+  if (reader.isEnded()) throw new PolarError("not_found", "the sandbox stopped");
+  reader.stream.write(`${id}\n`);
+  if (request.stdin !== undefined) reader.stream.write(Buffer.from(request.stdin));
+  reader.stream.end();
+  await reader.ended;
   clearTimeout(timer);
-  request.signal?.removeEventListener("abort", onAbort);
+  request.signal?.removeEventListener("abort", killQuietly);
 
-  let exitCode = killed ? null : await readNumber(codeFile);
+  let exitCode = killed ? null : await readNumber(files.code);
   if (exitCode === null && !killed) {
-    // The wrapper did not finish (container killed from outside, run folder removed).
-    exitCode = await exec.inspect().then((info) => (info.Running ? null : info.ExitCode), () => null);
+    // The job did not finish (container killed from outside, run folder removed).
+    exitCode = await reader.exec.inspect().then((info) => (info.Running ? null : info.ExitCode), () => null);
   }
-  await Promise.all([rm(pidFile, { force: true }), rm(codeFile, { force: true })]);
+  await Promise.all(Object.values(files).map((path) => rm(path, { force: true })));
   return {
     exit_code: exitCode,
-    stdout: stdout.text(),
-    stderr: stderr.text(),
-    stdout_dropped_bytes: stdout.dropped,
-    stderr_dropped_bytes: stderr.dropped,
+    stdout: reader.stdout.text(),
+    stderr: reader.stderr.text(),
+    stdout_dropped_bytes: reader.stdout.dropped,
+    stderr_dropped_bytes: reader.stderr.dropped,
     timed_out: timedOut,
     duration_ms: Math.round(performance.now() - started),
   };

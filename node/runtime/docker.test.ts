@@ -59,6 +59,23 @@ if (docker) {
       expect(missing.exit_code).toBe(127);
     }, T);
 
+    test("exec: arguments and env values reach the command verbatim (quotes, newlines, $)", async () => {
+      const tricky = "it's \"quoted\"\n$HOME `id` \\ end";
+      const result = await sandbox.exec({ command: ["printf", "%s|%s", tricky, "two words"], env: { TRICKY: tricky } });
+      expect(result).toMatchObject({ exit_code: 0, stdout: `${tricky}|two words` });
+      const env = await sandbox.exec({ command: 'printf %s "$TRICKY"', env: { TRICKY: tricky } });
+      expect(env.stdout).toBe(tricky);
+      const bad = await sandbox.exec({ command: "true", env: { "NOT-A-NAME": "x" } }).catch((e: PolarError) => e.code);
+      expect(bad).toBe("bad_request");
+      const noDir = await sandbox.exec({ command: "true", cwd: "/does/not/exist" });
+      expect(noDir.exit_code).toBe(1);
+    }, T);
+
+    test("exec: concurrent commands each get their own output and exit code", async () => {
+      const results = await Promise.all([1, 2, 3, 4].map((n) => sandbox.exec({ command: `sleep 0.${n}; echo run-${n}; exit ${n}` })));
+      expect(results.map((r) => [r.exit_code, r.stdout])).toEqual([1, 2, 3, 4].map((n) => [n, `run-${n}\n`]));
+    }, T);
+
     test("exec: output kept up to the bound, the rest counted", async () => {
       const result = await sandbox.exec({ command: "head -c 10000 /dev/zero; head -c 300 /dev/zero >&2", maxOutputBytes: 100 });
       expect(result.stdout.length).toBe(100);
@@ -135,6 +152,24 @@ if (docker) {
       expect(existsSync(extra.hostRunDir)).toBe(false);
       const afterDestroy = await extra.exec({ command: "true" }).catch((e: PolarError) => e.code);
       expect(afterDestroy).toBe("not_found");
+    }, T);
+
+    test("a container killed from outside: exec fails or reports no exit code, never hangs; alive() is false", async () => {
+      const victim = await runtime().create({ spec: RuntimeSpec.parse({ image: BUSYBOX }), labels: { node_id: nodeId } });
+      const running = victim.exec({ command: "sleep 300" }).then(
+        (r) => r.exit_code,
+        (e: PolarError) => e.code,
+      );
+      await Bun.sleep(300);
+      await docker.getContainer(containerName(victim.id)).kill();
+      expect([null, 137, "not_found", "internal"]).toContain(await running);
+      expect(await victim.alive()).toBe(false);
+      const after = await victim.exec({ command: "true" }).then(
+        (r) => r.exit_code,
+        (e: PolarError) => e.code,
+      );
+      expect(["not_found", "internal"]).toContain(after as string);
+      await victim.destroy();
     }, T);
 
     test("a missing image is not_found and leaves nothing behind", async () => {

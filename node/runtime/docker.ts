@@ -9,7 +9,7 @@ import { join, posix } from "node:path";
 import Docker from "dockerode";
 import { PolarError } from "../errors.ts";
 import { containerOptions, EXEC_STATE_DIR, LABEL_NODE_ID } from "./docker-config.ts";
-import { dockerExec } from "./docker-exec.ts";
+import { discardReader, runOnReader, startReader, type ExecTarget, type Reader } from "./docker-exec.ts";
 import { collect, firstFileIn, packDirectory, packEntries, type TarEntry } from "./tar.ts";
 import { RuntimeSpec, type ExecRequest, type ExecResult, type Sandbox, type SandboxCreateOptions, type SandboxRuntime } from "./types.ts";
 
@@ -20,6 +20,8 @@ export interface DockerRuntimeOptions {
   runRoot?: string;
   /** docker-init as PID 1; default true. */
   init?: boolean;
+  /** Start the first exec's reader before create() returns (fast first command); default true. */
+  armReader?: boolean;
 }
 
 export function defaultDockerRunRoot(): string {
@@ -41,14 +43,38 @@ function isNotFound(err: unknown): boolean {
 class DockerSandbox implements Sandbox {
   readonly backend = "docker" as const;
   private destroying: Promise<void> | undefined;
+  /** A reader started ahead of the next exec (see docker-exec.ts). */
+  private standby: Promise<Reader> | undefined;
+  private readonly target: ExecTarget;
 
   constructor(
     readonly id: string,
     readonly spec: RuntimeSpec,
     readonly hostRunDir: string,
-    private readonly docker: Docker,
+    docker: Docker,
     private readonly container: Docker.Container,
-  ) {}
+  ) {
+    this.target = { docker, container, hostRunDir, defaultCwd: spec.workdir };
+  }
+
+  /** Starts the standby reader; resolves once it is ready (failures surface at the next exec). */
+  arm(): Promise<void> {
+    if (this.destroying) return Promise.resolve();
+    const reader = startReader(this.target);
+    this.standby = reader;
+    return reader.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  private async reader(): Promise<Reader> {
+    const armed = this.standby;
+    this.standby = undefined;
+    const ready = armed ? await armed.catch(() => undefined) : undefined;
+    if (ready && !ready.isEnded()) return ready;
+    return startReader(this.target);
+  }
 
   private inSandbox(path: string): string {
     return posix.resolve(this.spec.workdir, path);
@@ -62,10 +88,13 @@ class DockerSandbox implements Sandbox {
     this.checkUsable();
     const argv = typeof request.command === "string" ? [request.command] : request.command;
     if (argv.length === 0) throw new PolarError("bad_request", "empty command");
-    const target = { docker: this.docker, container: this.container, hostRunDir: this.hostRunDir, defaultCwd: this.spec.workdir };
-    return dockerExec(target, request).catch((err) => {
+    try {
+      const reader = await this.reader();
+      void this.arm(); // the next exec's reader starts while this one runs
+      return await runOnReader(this.target, reader, request);
+    } catch (err) {
       throw dockerError(err, `exec in ${this.id}`);
-    });
+    }
   }
 
   async putFiles(files: Record<string, string | Uint8Array>, options: { mode?: number } = {}): Promise<void> {
@@ -125,6 +154,8 @@ class DockerSandbox implements Sandbox {
 
   destroy(): Promise<void> {
     this.destroying ??= (async () => {
+      void this.standby?.then(discardReader, () => undefined);
+      this.standby = undefined;
       await this.container.remove({ force: true, v: true }).catch((err) => {
         if (!isNotFound(err) && !/already in progress/.test(String(err))) throw dockerError(err, `remove ${this.id}`);
       });
@@ -138,6 +169,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
   const docker = options.docker ?? new Docker();
   const runRoot = options.runRoot ?? defaultDockerRunRoot();
   const init = options.init ?? true;
+  const armReader = options.armReader ?? true;
   return {
     backend: "docker",
     isolated: true,
@@ -156,7 +188,9 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
         await rm(hostRunDir, { recursive: true, force: true });
         throw dockerError(err, `create sandbox from ${spec.image}`);
       }
-      return new DockerSandbox(sandboxId, spec, hostRunDir, docker, container);
+      const sandbox = new DockerSandbox(sandboxId, spec, hostRunDir, docker, container);
+      if (armReader) await sandbox.arm();
+      return sandbox;
     },
     async removeLeftovers(nodeId: string): Promise<number> {
       const leftovers = await docker

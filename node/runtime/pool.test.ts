@@ -74,7 +74,34 @@ if (docker) {
         poolKey(RuntimeSpec.parse({ image: BUSYBOX, env: { B: "2", A: "1" } })),
       );
       expect(KEY.startsWith(`${BUSYBOX}#`)).toBe(true);
+      expect(poolKey(withPrepare, true)).not.toBe(poolKey(SPEC, true));
     });
+
+    test("prepareInPool: hand-outs are already prepared; a failing prepare is a failed start", async () => {
+      const pool = makePool({ prepareInPool: true, retryDelayMs: 60_000 });
+      const task = RuntimeSpec.parse({
+        image: BUSYBOX,
+        prepare: [
+          { type: "upload_file", path: "repo/README", content: "task files" },
+          { type: "exec", command: "echo prepared > repo/STATE" },
+        ],
+      });
+      pool.setDemand(task, 1);
+      await waitFor(() => pool.warm()[poolKey(task, true)] === 1, "one prepared sandbox");
+      const sandbox = await pool.take(task, { rollout_id: "r-p" });
+      expect((await sandbox.exec({ command: "cat repo/README repo/STATE" })).stdout).toBe("task filesprepared\n");
+      await pool.release(sandbox);
+
+      const broken = RuntimeSpec.parse({ image: BUSYBOX, prepare: [{ type: "exec", command: "exit 3" }] });
+      const failed = nextEvent(pool, (e) => e.type === "failed");
+      const started = startedIds(pool);
+      pool.setDemand(broken, 1);
+      expect(await failed).toMatchObject({ key: poolKey(broken, true) });
+      expect(started).toEqual([]);
+      expect(pool.warm()[poolKey(broken, true)]).toBe(0);
+      await pool.close();
+      await expectNoContainers(docker, nodeId);
+    }, T);
 
     test("demand fills the pool; take hands out a warm sandbox once; release destroys it", async () => {
       const pool = makePool();

@@ -3,9 +3,11 @@
 // as rollouts are queued (capped), refills in the background under a cap on concurrent starts
 // (starts are CPU-bound), checks liveness before handing one out (a sandbox killed from outside
 // is destroyed and replaced, never handed out), never reuses one, and destroys everything on
-// close. It works over any SandboxRuntime (docker, process).
+// close. Optionally it also runs the task's prepare actions before hand-out. It works over any
+// SandboxRuntime (docker, process).
 import { createHash } from "node:crypto";
 import { asPolarError, PolarError } from "../errors.ts";
+import { prepareSandbox } from "./prepare.ts";
 import { StartGate } from "./start-gate.ts";
 import { RuntimeSpec, type Mount, type PoolEvent, type Sandbox, type SandboxPool, type SandboxRuntime } from "./types.ts";
 
@@ -22,6 +24,12 @@ export interface PoolOptions {
   healthCheckMs?: number;
   /** First wait after a failed background start of a key, doubled per failure up to 30 s; default 1 s. */
   retryDelayMs?: number;
+  /**
+   * Run the spec's prepare actions in the pool, before hand-out (one pool per task: the n samples
+   * of a group share it); take() then returns prepared sandboxes. Default false: one pool per
+   * image and options, and the caller prepares after take().
+   */
+  prepareInPool?: boolean;
 }
 
 const MAX_RETRY_DELAY_MS = 30_000;
@@ -36,10 +44,13 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** What decides how a sandbox is created: everything but the task's prepare actions. */
-export function poolKey(spec: RuntimeSpec): string {
-  const { prepare: _prepare, ...creation } = spec;
-  const hash = createHash("sha256").update(canonicalJson(creation)).digest("hex").slice(0, 12);
+/** What decides how a pooled sandbox is made: the spec, with its prepare actions only if the pool runs them. */
+export function poolKey(spec: RuntimeSpec, withPrepare = false): string {
+  const { prepare, ...creation } = spec;
+  const hash = createHash("sha256")
+    .update(canonicalJson(withPrepare ? { ...creation, prepare } : creation))
+    .digest("hex")
+    .slice(0, 12);
   return `${spec.image}#${hash}`;
 }
 
@@ -86,10 +97,11 @@ export class Pool implements SandboxPool {
   }
 
   private state(spec: RuntimeSpec): KeyState {
-    const key = poolKey(spec);
+    const withPrepare = this.options.prepareInPool === true;
+    const key = poolKey(spec, withPrepare);
     let state = this.keys.get(key);
     if (!state) {
-      state = { key, spec: { ...spec, prepare: [] }, ready: [], starting: 0, demand: 0, failures: 0, retryAt: 0 };
+      state = { key, spec: withPrepare ? spec : { ...spec, prepare: [] }, ready: [], starting: 0, demand: 0, failures: 0, retryAt: 0 };
       this.keys.set(key, state);
     }
     return state;
@@ -109,6 +121,10 @@ export class Pool implements SandboxPool {
       if (this.closing) throw new PolarError("internal", "sandbox pool is closed");
       const labels = rolloutId ? { node_id: this.options.nodeId, rollout_id: rolloutId } : { node_id: this.options.nodeId };
       const sandbox = await this.options.runtime.create({ spec: state.spec, labels, mounts: this.options.mounts });
+      await prepareSandbox(sandbox, state.spec.prepare).catch(async (err) => {
+        await sandbox.destroy().catch(() => undefined);
+        throw err;
+      });
       this.emit({ type: "started", key: state.key, sandbox_id: sandbox.id, duration_ms: Math.round(performance.now() - started) });
       return sandbox;
     } catch (err) {
@@ -220,7 +236,7 @@ export class Pool implements SandboxPool {
   async release(sandbox: Sandbox): Promise<void> {
     const lease = this.leased.get(sandbox.id);
     this.leased.delete(sandbox.id);
-    await this.destroy(lease?.key ?? poolKey(sandbox.spec), sandbox, "released");
+    await this.destroy(lease?.key ?? poolKey(sandbox.spec, this.options.prepareInPool), sandbox, "released");
   }
 
   setDemand(input: RuntimeSpec, queued: number): void {
