@@ -3,7 +3,10 @@
 // later turns, decides per session with the seed (varied across sessions, reproducible across
 // engine restarts), and its text round-trips through the real tokenizer.
 import { describe, expect, test } from "bun:test";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BASE_COMMIT_ENV } from "../eval/bundled.ts";
 import { getChatTemplate, type TemplateMessage, type TemplateTool } from "../tokenizer/chat-template.ts";
 import { parseQwen3Output } from "../tokenizer/qwen3-output.ts";
 import { loadTaskFile } from "../eval/task.ts";
@@ -76,6 +79,33 @@ describe("task-solving mock policy", () => {
     expect(outcomes(7)).toEqual(first);
     expect(outcomes(8)).not.toEqual(first);
   });
+
+  test("for every bundled task the sampled patch command, run by bash in a copy of the repository, applies the gold fix", () => {
+    const policy = new TaskPolicy(tasks, { successProbability: 1, seed: 0 });
+    for (const t of tasks) {
+      const messages: TemplateMessage[] = [{ role: "user", content: t.instruction }];
+      const first = parseQwen3Output(scriptedCompletion(prompt(messages), DEFAULT_SCRIPT, policy)).toolCalls[0]!;
+      messages.push({ role: "assistant", content: "", tool_calls: [{ type: "function", id: first.id, function: { name: first.name, arguments: JSON.parse(first.arguments) } }] });
+      messages.push({ role: "tool", tool_call_id: first.id, content: "(file contents)" });
+      const second = parseQwen3Output(scriptedCompletion(prompt(messages), DEFAULT_SCRIPT, policy)).toolCalls[0]!;
+      const command = (JSON.parse(second.arguments) as { command: string }).command;
+      const work = mkdtempSync(join(tmpdir(), "polar-policy-"));
+      try {
+        cpSync(join(import.meta.dir, "../../tasks", t.task_id, "repo"), work, { recursive: true });
+        const git = (args: string[]) => Bun.spawnSync(["git", ...args], { cwd: work, env: { ...process.env, ...BASE_COMMIT_ENV } });
+        git(["init", "-q"]);
+        git(["add", "-A"]);
+        git(["commit", "-q", "-m", "base"]);
+        const run = Bun.spawnSync(["bash", "-c", command], { cwd: work, stdout: "pipe", stderr: "pipe" });
+        expect(run.stderr.toString()).toBe("");
+        expect(run.exitCode).toBe(0);
+        git(["add", "-A"]);
+        expect(git(["diff", "--cached", "--binary", "HEAD"]).stdout.toString()).toBe(t.patch!);
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+    }
+  }, 120_000);
 
   test("a prompt without a bundled task's problem statement falls back to the script", () => {
     const policy = new TaskPolicy(tasks, { successProbability: 1, seed: 0 });
