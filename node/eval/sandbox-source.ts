@@ -11,6 +11,8 @@ import { RuntimeSpec, SANDBOX_NODE_DIR, type Mount, type Sandbox, type SandboxRu
 export interface SandboxSource {
   take(spec: RuntimeSpec, labels: { rollout_id: string }, signal?: AbortSignal): Promise<Sandbox>;
   release(sandbox: Sandbox): Promise<void>;
+  /** True when take() hands out sandboxes with the task's prepare already run (a pool with prepareInPool). */
+  readonly preparesTasks?: boolean;
 }
 
 /** The host's node binary, read-only at SANDBOX_NODE_DIR/bin/node (JavaScript tasks run their tests with it). */
@@ -41,7 +43,7 @@ export async function freshEvalSandbox(source: SandboxSource, task: Task, rollou
   const spec = taskRuntimeSpec(task);
   const sandbox = await source.take(spec, { rollout_id: rolloutId }, signal);
   try {
-    await prepareSandbox(sandbox, spec.prepare, signal);
+    if (!source.preparesTasks) await prepareSandbox(sandbox, spec.prepare, signal);
     await prepareSandbox(sandbox, task.runtime?.eval_prepare ?? [], signal);
     return sandbox;
   } catch (err) {
