@@ -2,12 +2,13 @@
 // Why: the single `polar` entry point; it only dispatches to subcommands, each of which owns
 // its flags and help.
 import { z } from "zod";
-import { UsageError } from "../node/cli/args.ts";
+import { UsageError } from "../lib/cli-args.ts";
 import { PolarError } from "../node/errors.ts";
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<void> }> = {
   demo: { summary: "run the embedded demo: mock engine + gateway + the mini agent, then print the recorded calls", run: async (a) => (await import("../node/demo/cli.ts")).runDemoCli(a) },
   gateway: { summary: "run the LLM gateway", run: async (a) => (await import("../node/gateway/cli.ts")).runGatewayCli(a) },
+  coordinator: { summary: "run the coordinator: queue, load balancing across nodes, trainer streams, admin API", run: async (a) => (await import("../coordinator/cli.ts")).runCoordinatorCli(a) },
   "mock-engine": { summary: "run the vLLM/SGLang-compatible mock engine", run: async (a) => (await import("../node/mock-engine/cli.ts")).runMockEngineCli(a) },
 };
 

@@ -74,6 +74,7 @@ export class SimulatedNode {
       ws.onerror = () => {};
     });
     this.welcomed.catch(() => {});
+    if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = setInterval(() => this.send({ type: "heartbeat", load: { queued: 0, init: 0, ready: 0, run: this.running.size, postrun: 0 }, images_warm: this.options.imagesWarm ?? {}, gateway: { calls: 1, total_ms: 10, max_ms: 10 } }), this.options.heartbeatMs ?? 1000);
     return this.welcomed;
   }
