@@ -36,7 +36,7 @@ export interface CoordinatorEvents {
   /** A group finished (every member has a result): trainer `group` message or rollout API callback. */
   groupFinished(group: GroupState): void;
   /** A stored result is ready for its trainer's stream. */
-  resultReady(trainerId: string, result: StreamedResult, bytes: number): void;
+  resultReady(trainerId: string, result: StreamedResult): void;
 }
 
 export interface CoordinatorCounters {
@@ -273,16 +273,15 @@ export class Coordinator {
     this.forget(rollout);
     const started = rollout.policyVersionStarted ?? this.policyVersion;
     const stale = this.config.maxStaleness !== undefined && started < this.policyVersion - this.config.maxStaleness;
-    const streamed = streamedResult({ result, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale });
-    if (state === "cancelled") streamed.status = "CANCELLED";
+    const status = state === "cancelled" ? "CANCELLED" : result.status;
     const reward = sessionReward(result);
-    group.outcomes.set(rollout.id, { status: streamed.status, reward, usable: state !== "cancelled" && isUsable(result) });
+    group.outcomes.set(rollout.id, { status, reward, usable: state !== "cancelled" && isUsable(result) });
     await this.persist(() =>
-      this.repo.saveResult({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status: streamed.status, reward, streamed, session: result as Record<string, unknown>, rolloutState: state, cause, acked: group.trainerId === null }, this.now()),
+      this.repo.saveResult({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result as Record<string, unknown>, policyVersionStarted: started, stale, rolloutState: state, cause, acked: group.trainerId === null }, this.now()),
     );
     if (group.trainerId) {
-      const bytes = JSON.stringify(streamed).length;
-      for (const l of this.listeners) l.resultReady?.(group.trainerId, streamed, bytes);
+      const streamed = streamedResult({ result, status, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale });
+      for (const l of this.listeners) l.resultReady?.(group.trainerId, streamed);
     }
     await this.afterOutcome(group);
   }

@@ -18,7 +18,7 @@ describe("results", () => {
     expect(isUsable(result("TIMEOUT", 0))).toBe(true);
     expect(isUsable(result("ERROR", 0))).toBe(false);
     expect(isUsable(result("COMPLETED", 0, true))).toBe(false);
-    const streamed = streamedResult({ result: result("COMPLETED", 1), groupId: "g", rolloutId: "r", policyVersionStarted: 1, stale: false });
+    const streamed = streamedResult({ result: result("COMPLETED", 1), status: "COMPLETED", groupId: "g", rolloutId: "r", policyVersionStarted: 1, stale: false });
     expect(streamed.policy_versions).toEqual([1, 2]);
     expect(streamed.timing).toEqual({ init_ms: 5 });
   });

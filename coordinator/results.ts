@@ -2,6 +2,7 @@
 // versions — and the GRPO advantages of a finished group, as pure functions.
 import type { ReportedResult } from "../protocol/node-link.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import type { ResultRow } from "./store/repo.ts";
 
 type Trace = ReportedResult["trajectory"]["traces"][number];
 
@@ -32,6 +33,8 @@ function policyVersionsOf(result: ReportedResult): number[] {
 
 export function streamedResult(args: {
   result: ReportedResult;
+  /** The session's status, or CANCELLED when the coordinator cancelled it. */
+  status: StreamedResult["status"];
   groupId: string;
   rolloutId: string;
   policyVersionStarted: number;
@@ -43,7 +46,7 @@ export function streamedResult(args: {
     result_id: args.rolloutId,
     group_id: args.groupId,
     rollout_id: args.rolloutId,
-    status: result.status,
+    status: args.status,
     reward: sessionReward(result),
     traces: result.trajectory.traces as Record<string, unknown>[],
     policy_version_started: args.policyVersionStarted,
@@ -54,6 +57,18 @@ export function streamedResult(args: {
     error: typeof result.error === "string" ? result.error : null,
     metadata: (result.metadata as Record<string, unknown> | undefined) ?? {},
   };
+}
+
+/** A stored result as its trainer receives it. */
+export function streamedFromRow(row: ResultRow): StreamedResult {
+  return streamedResult({
+    result: row.session as ReportedResult,
+    status: row.status as StreamedResult["status"],
+    groupId: row.groupId,
+    rolloutId: row.rolloutId,
+    policyVersionStarted: row.policyVersionStarted,
+    stale: row.stale,
+  });
 }
 
 /** Reward minus the group mean (over rollouts with a reward), divided by the std for `mean_std`. */

@@ -27,7 +27,7 @@ export interface RunningCoordinator {
 }
 
 function nodePeer(ws: ServerWebSocket<SocketData>): NodePeer {
-  return { send: (m) => sendJson(ws, CoordinatorToNode.parse(m)), close: (code, reason) => ws.close(code, reason) };
+  return { send: (m) => void sendJson(ws, CoordinatorToNode.parse(m)), close: (code, reason) => ws.close(code, reason) };
 }
 
 function trainerPeer(ws: ServerWebSocket<SocketData>): TrainerPeer {

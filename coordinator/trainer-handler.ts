@@ -5,6 +5,7 @@ import { TRAINER_PROTOCOL_VERSION, type StreamedResult, type TrainerToCoordinato
 import type { Coordinator } from "./coordinator.ts";
 import { requestForGroup } from "./groups.ts";
 import type { PauseBook } from "./pauses.ts";
+import { streamedFromRow } from "./results.ts";
 import type { TaskCatalog } from "./task-catalog.ts";
 import { pendingCount, takePending, type TrainerPeer, type TrainerStream } from "./trainer-streams.ts";
 
@@ -17,7 +18,7 @@ export class TrainerHandler {
     private readonly tasks: TaskCatalog,
   ) {
     coordinator.on({
-      resultReady: (trainerId, result, bytes) => this.resultReady(trainerId, result, bytes),
+      resultReady: (trainerId, result) => this.resultReady(trainerId, result),
       groupFinished: (group) => {
         if (!group.trainerId) return;
         const stream = this.coordinator.trainers.get(group.trainerId);
@@ -117,10 +118,10 @@ export class TrainerHandler {
     }
   }
 
-  private resultReady(trainerId: string, result: StreamedResult, bytes: number): void {
+  private resultReady(trainerId: string, result: StreamedResult): void {
     const stream = this.coordinator.trainers.get(trainerId);
     if (!stream?.peer) return; // owed: sent from the store when the trainer connects
-    this.coordinator.cache.set(result, bytes);
+    this.coordinator.cache.set(result, estimateBytes(result));
     this.enqueue(stream, result.result_id);
     void this.pump(stream);
   }
@@ -146,16 +147,16 @@ export class TrainerHandler {
           if (cached) found.set(id, cached);
           else missing.push(id);
         }
-        if (missing.length > 0) for (const [id, row] of await c.repo.streamedResults(missing)) found.set(id, row as StreamedResult);
+        if (missing.length > 0) for (const row of await c.repo.resultsById(missing)) found.set(row.rolloutId, streamedFromRow(row));
         for (const id of ids) {
           stream.queued.delete(id);
           const result = found.get(id);
           if (!result || !stream.peer) continue; // pruned, or the trainer left (it is owed again on reconnect)
-          stream.peer.send({ type: "result", result });
+          const bytes = stream.peer.send({ type: "result", result });
           stream.credits--;
           stream.inFlight.add(id);
           c.counters.results_streamed++;
-          c.counters.results_streamed_bytes += JSON.stringify(result).length;
+          c.counters.results_streamed_bytes += bytes;
         }
       }
     } finally {
@@ -176,4 +177,16 @@ export class TrainerHandler {
       advantages: summary.advantages,
     });
   }
+}
+
+/** Token arrays dominate a result's size: ~8 bytes a token in the four per-token arrays. */
+function estimateBytes(result: StreamedResult): number {
+  let tokens = 0;
+  for (const trace of result.traces) {
+    for (const key of ["prompt_ids", "response_ids", "loss_mask", "response_logprobs"]) {
+      const value = trace[key];
+      if (Array.isArray(value)) tokens += value.length;
+    }
+  }
+  return 1024 + tokens * 8;
 }

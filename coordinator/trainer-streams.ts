@@ -4,7 +4,8 @@
 import type { CoordinatorToTrainer, StreamedResult } from "../protocol/trainer-stream.ts";
 
 export interface TrainerPeer {
-  send(message: CoordinatorToTrainer): void;
+  /** Returns the frame's size in bytes. */
+  send(message: CoordinatorToTrainer): number;
   close(code: number, reason: string): void;
 }
 
@@ -15,6 +16,7 @@ export class ResultCache {
 
   constructor(private readonly budget: number) {}
 
+  /** `bytes` is the size of the session it came from (a cheap, close estimate). */
   set(result: StreamedResult, bytes: number): void {
     if (bytes > this.budget) return;
     this.entries.set(result.result_id, { result, bytes });

@@ -14,8 +14,12 @@ export interface SocketData {
   onClose: (() => void) | null;
 }
 
-export function sendJson(ws: ServerWebSocket<SocketData>, message: unknown): void {
-  if (ws.readyState === 1) ws.send(JSON.stringify(message));
+/** Sends a frame (when the socket is open) and returns its size in bytes. */
+export function sendJson(ws: ServerWebSocket<SocketData>, message: unknown): number {
+  if (ws.readyState !== 1) return 0;
+  const text = JSON.stringify(message);
+  ws.send(text);
+  return text.length;
 }
 
 /** Parses a frame; on failure answers with an error frame and counts it against the peer. */

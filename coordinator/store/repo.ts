@@ -27,8 +27,9 @@ export interface StoredResult {
   trainerId: string | null;
   status: string;
   reward: number | null;
-  streamed: Record<string, unknown>;
   session: Record<string, unknown>;
+  policyVersionStarted: number;
+  stale: boolean;
   /** Terminal rollout state it finishes in. */
   rolloutState: (typeof TERMINAL_ROLLOUT_STATES)[number];
   cause: string | null;
@@ -73,7 +74,7 @@ export class CoordinatorRepo {
   }
 
   async saveResult(r: StoredResult, now: number): Promise<void> {
-    const bytes = JSON.stringify(r.streamed).length;
+    const bytes = JSON.stringify(r.session).length;
     await this.db.batch([
       this.db.insert(results).values({
         rolloutId: r.rolloutId,
@@ -81,8 +82,9 @@ export class CoordinatorRepo {
         trainerId: r.trainerId,
         status: r.status,
         reward: r.reward,
-        streamed: r.streamed,
         session: r.session,
+        policyVersionStarted: r.policyVersionStarted,
+        stale: r.stale,
         bytes,
         createdAt: now,
         ackedAt: r.acked ? now : null,
@@ -120,12 +122,9 @@ export class CoordinatorRepo {
     return rows.map((r) => r.id);
   }
 
-  async streamedResults(ids: string[]): Promise<Map<string, Record<string, unknown>>> {
-    const out = new Map<string, Record<string, unknown>>();
-    for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      const rows = await this.db.select({ id: results.rolloutId, streamed: results.streamed }).from(results).where(inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)));
-      for (const row of rows) out.set(row.id, row.streamed);
-    }
+  async resultsById(ids: string[]): Promise<ResultRow[]> {
+    const out: ResultRow[] = [];
+    for (let i = 0; i < ids.length; i += INSERT_CHUNK) out.push(...(await this.db.select().from(results).where(inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)))));
     return out;
   }
 

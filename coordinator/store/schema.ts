@@ -44,9 +44,10 @@ export const results = sqliteTable("results", {
   trainerId: text("trainer_id"),
   status: text("status").notNull(),
   reward: real("reward"),
-  /** The streamed result (protocol StreamedResult) and the node's SessionResult. */
-  streamed: text("streamed", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  /** The node's SessionResult as reported (the streamed result is built from it and the columns here). */
   session: text("session", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  policyVersionStarted: integer("policy_version_started").notNull(),
+  stale: integer("stale", { mode: "boolean" }).notNull(),
   bytes: integer("bytes").notNull(),
   createdAt: integer("created_at").notNull(),
   ackedAt: integer("acked_at"),
