@@ -12,7 +12,8 @@ import { groupFromRow, isComplete, usableCount, type GroupState } from "./groups
 import { LeastLoaded, newNodeState, type NodeState } from "./nodes.ts";
 import { RolloutQueue } from "./queue.ts";
 import { groupAdvantages, isUsable, sessionReward, streamedResult, syntheticErrorResult } from "./results.ts";
-import type { CoordinatorRepo, NewRollout, TERMINAL_ROLLOUT_STATES } from "./store/repo.ts";
+import { GroupCommit } from "./group-commit.ts";
+import type { CoordinatorRepo, NewRollout, StoredResult, TERMINAL_ROLLOUT_STATES } from "./store/repo.ts";
 import { newTrainerStream, ResultCache, type TrainerStream } from "./trainer-streams.ts";
 
 export type TerminalState = (typeof TERMINAL_ROLLOUT_STATES)[number];
@@ -72,6 +73,12 @@ export class Coordinator {
   private dispatching = false;
   private dispatchAgain = false;
   private readonly listeners: Partial<CoordinatorEvents>[] = [];
+  private readonly results = new GroupCommit<StoredResult>((write) => this.persist(write), (batch) => this.repo.saveResults(batch, this.now()));
+  /** Trainer acknowledgements, written in batches. */
+  readonly acks = new GroupCommit<{ trainerId: string; ids: string[] }>(
+    (write) => this.persist(write),
+    (batch) => this.repo.ack(batch, this.now()),
+  );
 
   constructor(
     readonly config: CoordinatorConfig,
@@ -276,9 +283,7 @@ export class Coordinator {
     const status = state === "cancelled" ? "CANCELLED" : result.status;
     const reward = sessionReward(result);
     group.outcomes.set(rollout.id, { status, reward, usable: state !== "cancelled" && isUsable(result) });
-    await this.persist(() =>
-      this.repo.saveResult({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result as Record<string, unknown>, policyVersionStarted: started, stale, rolloutState: state, cause, acked: group.trainerId === null }, this.now()),
-    );
+    await this.results.add({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result as Record<string, unknown>, policyVersionStarted: started, stale, rolloutState: state, cause, acked: group.trainerId === null });
     if (group.trainerId) {
       const streamed = streamedResult({ result, status, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale });
       for (const l of this.listeners) l.resultReady?.(group.trainerId, streamed);

@@ -77,7 +77,7 @@ export class TrainerHandler {
         return;
       case "ack":
         for (const id of message.result_ids) stream.inFlight.delete(id);
-        await c.persist(() => c.repo.ack(stream.id, message.result_ids, Date.now()));
+        await c.acks.add({ trainerId: stream.id, ids: message.result_ids });
         return;
       case "cancel_group": {
         const group = c.groups.get(message.group_id);

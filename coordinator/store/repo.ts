@@ -47,16 +47,25 @@ export class CoordinatorRepo {
     });
   }
 
+  /** One UPDATE per (node, attempt, version): a dispatch round of thousands is a handful of statements. */
   async assign(batch: Assigned[], now: number): Promise<void> {
-    if (batch.length === 0) return;
-    await this.db.batch(
-      batch.map((a) =>
-        this.db
-          .update(rollouts)
-          .set({ state: "assigned", nodeId: a.nodeId, attempt: a.attempt, policyVersionStarted: a.policyVersion, assignedAt: now })
-          .where(eq(rollouts.id, a.rolloutId)),
-      ) as [any, ...any[]],
-    );
+    const byKey = new Map<string, { a: Assigned; ids: string[] }>();
+    for (const a of batch) {
+      const key = `${a.nodeId}\u0000${a.attempt}\u0000${a.policyVersion}`;
+      (byKey.get(key) ?? byKey.set(key, { a, ids: [] }).get(key)!).ids.push(a.rolloutId);
+    }
+    const statements = [];
+    for (const { a, ids } of byKey.values()) {
+      for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+        statements.push(
+          this.db
+            .update(rollouts)
+            .set({ state: "assigned", nodeId: a.nodeId, attempt: a.attempt, policyVersionStarted: a.policyVersion, assignedAt: now })
+            .where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK))),
+        );
+      }
+    }
+    if (statements.length > 0) await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
   }
 
   /** Back to the queue (node lost, staleness); the attempt count stays, the next assign raises it. */
@@ -73,33 +82,46 @@ export class CoordinatorRepo {
     }
   }
 
-  async saveResult(r: StoredResult, now: number): Promise<void> {
-    const bytes = JSON.stringify(r.session).length;
-    await this.db.batch([
-      this.db.insert(results).values({
-        rolloutId: r.rolloutId,
-        groupId: r.groupId,
-        trainerId: r.trainerId,
-        status: r.status,
-        reward: r.reward,
-        session: r.session,
-        policyVersionStarted: r.policyVersionStarted,
-        stale: r.stale,
-        bytes,
-        createdAt: now,
-        ackedAt: r.acked ? now : null,
-      }),
-      this.db.update(rollouts).set({ state: r.rolloutState, cause: r.cause, finishedAt: now }).where(eq(rollouts.id, r.rolloutId)),
-    ]);
+  /** Stores results and finishes their rollouts in one transaction (group commit). */
+  async saveResults(batch: StoredResult[], now: number): Promise<void> {
+    if (batch.length === 0) return;
+    const statements = [];
+    for (let i = 0; i < batch.length; i += INSERT_CHUNK) {
+      statements.push(
+        this.db.insert(results).values(
+          batch.slice(i, i + INSERT_CHUNK).map((r) => ({
+            rolloutId: r.rolloutId,
+            groupId: r.groupId,
+            trainerId: r.trainerId,
+            status: r.status,
+            reward: r.reward,
+            session: r.session,
+            policyVersionStarted: r.policyVersionStarted,
+            stale: r.stale,
+            createdAt: now,
+            ackedAt: r.acked ? now : null,
+          })),
+        ),
+      );
+    }
+    for (const r of batch) statements.push(this.db.update(rollouts).set({ state: r.rolloutState, cause: r.cause, finishedAt: now }).where(eq(rollouts.id, r.rolloutId)));
+    await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
   }
 
-  async ack(trainerId: string, ids: string[], now: number): Promise<void> {
-    for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      await this.db
-        .update(results)
-        .set({ ackedAt: now })
-        .where(and(eq(results.trainerId, trainerId), isNull(results.ackedAt), inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK))));
+  /** Acknowledgements of several frames in one transaction. */
+  async ack(entries: { trainerId: string; ids: string[] }[], now: number): Promise<void> {
+    const statements = [];
+    for (const { trainerId, ids } of entries) {
+      for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+        statements.push(
+          this.db
+            .update(results)
+            .set({ ackedAt: now })
+            .where(and(eq(results.trainerId, trainerId), isNull(results.ackedAt), inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)))),
+        );
+      }
     }
+    if (statements.length > 0) await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
   }
 
   /** Unacknowledged result ids of a trainer, oldest first. */

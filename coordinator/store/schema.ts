@@ -48,7 +48,6 @@ export const results = sqliteTable("results", {
   session: text("session", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
   policyVersionStarted: integer("policy_version_started").notNull(),
   stale: integer("stale", { mode: "boolean" }).notNull(),
-  bytes: integer("bytes").notNull(),
   createdAt: integer("created_at").notNull(),
   ackedAt: integer("acked_at"),
 }, (t) => [index("results_unacked").on(t.trainerId, t.ackedAt)]);

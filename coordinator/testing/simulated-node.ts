@@ -9,8 +9,8 @@ export interface SimulatedNodeOptions {
   nodeId: string;
   capacity?: { init: number; run: number; postrun: number };
   imagesWarm?: Record<string, number>;
-  /** How long a rollout "runs" before its result is sent. */
-  runMs?: (assignment: Assignment) => number;
+  /** How long a rollout "runs" before its result is sent; null holds it until `finishHeld`. */
+  runMs?: (assignment: Assignment) => number | null;
   /** The result a rollout produces (default: COMPLETED, reward 1, one small trace). */
   makeResult?: (assignment: Assignment) => ReportedResult;
   heartbeatMs?: number;
@@ -39,7 +39,8 @@ export class SimulatedNode {
   private ws: WebSocket | null = null;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   /** Running: rollout id → attempt and timer. */
-  readonly running = new Map<string, { attempt: number; timer: ReturnType<typeof setTimeout> }>();
+  readonly running = new Map<string, { attempt: number; timer: ReturnType<typeof setTimeout> | null }>();
+  private readonly held = new Map<string, Assignment>();
   /** Finished, sent, not yet acknowledged. */
   readonly unacked = new Map<string, { attempt: number; result: ReportedResult }>();
   readonly received: Assignment[] = [];
@@ -84,16 +85,18 @@ export class SimulatedNode {
       case "assign": {
         const a = message.assignment;
         this.received.push(a);
-        const timer = setTimeout(() => this.finish(a), this.options.runMs?.(a) ?? 5);
-        this.running.set(a.rollout_id, { attempt: a.attempt, timer });
+        const ms = this.options.runMs ? this.options.runMs(a) : 5;
+        if (ms === null) this.held.set(a.rollout_id, a);
+        this.running.set(a.rollout_id, { attempt: a.attempt, timer: ms === null ? null : setTimeout(() => this.finish(a), ms) });
         return;
       }
       case "cancel": {
         this.cancels.push(message.rollout_id);
         const r = this.running.get(message.rollout_id);
         if (r && r.attempt === message.attempt) {
-          clearTimeout(r.timer);
+          if (r.timer) clearTimeout(r.timer);
           this.running.delete(message.rollout_id);
+          this.held.delete(message.rollout_id);
         }
         return;
       }
@@ -112,9 +115,21 @@ export class SimulatedNode {
     }
   }
 
-  private finish(a: Assignment): void {
+  /** Finishes up to `max` held rollouts now; returns how many. */
+  finishHeld(max = Infinity, makeResult?: (a: Assignment) => ReportedResult): number {
+    let n = 0;
+    for (const a of this.held.values()) {
+      if (n >= max) break;
+      this.held.delete(a.rollout_id);
+      this.finish(a, makeResult);
+      n++;
+    }
+    return n;
+  }
+
+  private finish(a: Assignment, makeResult = this.options.makeResult): void {
     this.running.delete(a.rollout_id);
-    const result = this.options.makeResult?.(a) ?? defaultResult(a);
+    const result = makeResult?.(a) ?? defaultResult(a);
     this.unacked.set(a.rollout_id, { attempt: a.attempt, result });
     this.send({ type: "result", rollout_id: a.rollout_id, attempt: a.attempt, result });
   }
@@ -132,8 +147,9 @@ export class SimulatedNode {
   /** Dies: nothing survives (kill -9 without a store). */
   kill(): void {
     this.disconnect();
-    for (const r of this.running.values()) clearTimeout(r.timer);
+    for (const r of this.running.values()) if (r.timer) clearTimeout(r.timer);
     this.running.clear();
+    this.held.clear();
     this.unacked.clear();
   }
 }

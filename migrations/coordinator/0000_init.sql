@@ -28,7 +28,6 @@ CREATE TABLE `results` (
 	`session` text NOT NULL,
 	`policy_version_started` integer NOT NULL,
 	`stale` integer NOT NULL,
-	`bytes` integer NOT NULL,
 	`created_at` integer NOT NULL,
 	`acked_at` integer,
 	FOREIGN KEY (`rollout_id`) REFERENCES `rollouts`(`id`) ON UPDATE no action ON DELETE cascade
