@@ -1,7 +1,7 @@
 // Why: `polar node` — config file, environment and flags into one validated NodeConfig, then the
 // node runs until SIGINT/SIGTERM, when it stops cleanly (live rollouts stored as shutdown errors).
 import { randomBytes } from "node:crypto";
-import { type FlagSpecs, intFlag, listFlag, parseFlags, stringFlag } from "./cli/args.ts";
+import { type FlagSpecs, intFlag, listFlag, parseFlags, stringFlag } from "../lib/cli-args.ts";
 import { envLayer, mergeLayers, NodeConfig, parseNodeConfig, readConfigFile } from "./node-config.ts";
 import { startNode } from "./main.ts";
 

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionCalls, type RecordedCall } from "../../protocol/calls.ts";
-import { type FlagSpecs, UsageError, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, UsageError, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { createBackend } from "../gateway/backends/index.ts";
 import { startGateway } from "../gateway/server.ts";
 import { HARNESS_KINDS, getHarness, isHarnessKind, runOnHost, type HarnessKind } from "../harness/index.ts";

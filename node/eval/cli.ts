@@ -2,7 +2,7 @@
 // → 0) in real sandboxes of the chosen runtime, print a table, exit non-zero on any failure.
 import { randomBytes } from "node:crypto";
 import { RUNTIME_BACKENDS } from "../../protocol/runtime.ts";
-import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { createDockerRuntime } from "../runtime/docker.ts";
 import { createProcessRuntime } from "../runtime/process.ts";
 import type { SandboxRuntime } from "../runtime/types.ts";
