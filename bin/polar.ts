@@ -2,7 +2,7 @@
 // Why: the single `polar` entry point; it only dispatches to subcommands, each of which owns
 // its flags and help.
 import { z } from "zod";
-import { UsageError } from "../node/cli/args.ts";
+import { UsageError } from "../lib/cli-args.ts";
 import { PolarError } from "../node/errors.ts";
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<void> }> = {
@@ -10,6 +10,7 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   gateway: { summary: "run the LLM gateway", run: async (a) => (await import("../node/gateway/cli.ts")).runGatewayCli(a) },
   tasks: { summary: "task files: validate (gold patch → reward 1, unmodified repository → reward 0)", run: async (a) => (await import("../node/eval/cli.ts")).runTasksCli(a) },
   node: { summary: "run the node agent: gateway, sandbox pool, rollout pipeline and Polar's rollout API", run: async (a) => (await import("../node/node-cli.ts")).runNodeCli(a) },
+  coordinator: { summary: "run the coordinator: queue, load balancing across nodes, trainer streams, admin API", run: async (a) => (await import("../coordinator/cli.ts")).runCoordinatorCli(a) },
   "mock-engine": { summary: "run the vLLM/SGLang-compatible mock engine", run: async (a) => (await import("../node/mock-engine/cli.ts")).runMockEngineCli(a) },
 };
 

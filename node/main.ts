@@ -5,6 +5,8 @@ import { Hono } from "hono";
 import { TaskRequest, type TaskResult } from "../protocol/rollout.ts";
 import { EMPTY_CATALOG, loadTaskCatalog, BUNDLED_TASKS_FILE, type TaskCatalog } from "./api/task-catalog.ts";
 import { rolloutRoutes } from "./api/rollout-routes.ts";
+import type { CoordinatorLink } from "./agent.ts";
+import { joinCoordinator } from "./cluster.ts";
 import { createBackend } from "./gateway/backends/index.ts";
 import { createGatewayApp } from "./gateway/app.ts";
 import { isAdminToken, presentedKey } from "./gateway/auth.ts";
@@ -41,6 +43,8 @@ export interface RunningNode {
   pipeline: Pipeline;
   tasks: TaskBook;
   recovery: RecoveryReport;
+  /** Set when the node joined a coordinator. */
+  link: CoordinatorLink | undefined;
   /** Resolves when every callback started so far has been delivered or given up. */
   callbacksSettled(): Promise<void>;
   stop(): Promise<void>;
@@ -94,6 +98,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   };
 
   let tasks: TaskBook | undefined;
+  let link: CoordinatorLink | undefined;
   const pipeline = new Pipeline(
     {
       nodeId: config.node_id,
@@ -110,7 +115,10 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       gateway: new InProcessGatewaySessions({ app: gateway.app, sessions, adminToken: config.admin_token }),
       runner: parts.runner ?? sandboxHarnessRunner({ defaultModel: config.engine.model }),
       evaluator: parts.evaluator ?? taskEvaluator(pool, (id) => catalog.get(id)),
-      onResult: (result) => void tasks?.onResult(result),
+      onResult: (result, rollout) => {
+        void tasks?.onResult(result);
+        link?.onResult(result, rollout.id);
+      },
     },
   );
   tasks = new TaskBook({ store: repo, pipeline, onTaskDone: sendCallback });
@@ -125,6 +133,22 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     return c.json({ draining, live_rollouts: pipeline.liveRollouts().length });
   });
   app.route("/", gateway.app);
+
+  if (config.coordinator) {
+    link = joinCoordinator({
+      coordinator: config.coordinator,
+      nodeId: config.node_id,
+      workers: config.workers,
+      engines: config.engine.urls,
+      db: store.db,
+      rollouts: repo,
+      pipeline,
+      pool,
+      gate: gateway.gate,
+      catalog,
+      drain: () => void (draining = true),
+    });
+  }
 
   const server = Bun.serve({ hostname: config.host, port: config.port, fetch: app.fetch, idleTimeout: 0, maxRequestBodySize: gatewayConfig.maxBodyBytes + 64 * 1024 });
   const url = `http://${config.host}:${server.port}`;
@@ -145,8 +169,10 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     callbacksSettled: async () => {
       await Promise.all([...callbacks]);
     },
+    link,
     async stop() {
       draining = true;
+      await link?.stop();
       await pipeline.close();
       await Promise.all([...callbacks]);
       await server.stop(true);

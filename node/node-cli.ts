@@ -1,7 +1,7 @@
 // Why: `polar node` — config file, environment and flags into one validated NodeConfig, then the
 // node runs until SIGINT/SIGTERM, when it stops cleanly (live rollouts stored as shutdown errors).
 import { randomBytes } from "node:crypto";
-import { type FlagSpecs, intFlag, listFlag, parseFlags, stringFlag } from "./cli/args.ts";
+import { type FlagSpecs, intFlag, listFlag, parseFlags, stringFlag } from "../lib/cli-args.ts";
 import { envLayer, mergeLayers, NodeConfig, parseNodeConfig, readConfigFile } from "./node-config.ts";
 import { startNode } from "./main.ts";
 
@@ -24,6 +24,7 @@ const FLAGS: FlagSpecs = {
   "postrun-workers": { type: "string", help: "rollouts in POSTRUN at once", default: String(DEFAULTS.workers.postrun) },
   "ready-backlog": { type: "string", help: "prepared rollouts waiting for a run slot", default: String(DEFAULTS.workers.ready_backlog) },
   "max-tokens-cap": { type: "string", help: "cap every LLM call's max_tokens (harnesses ask for up to 32000)" },
+  coordinator: { type: "string", help: "join a cluster: the coordinator's URL (env POLAR_COORDINATOR_URL; its node token from env POLAR_NODE_TOKEN)" },
 };
 
 export async function runNodeCli(argv: string[]): Promise<void> {
@@ -42,12 +43,16 @@ export async function runNodeCli(argv: string[]): Promise<void> {
     engine: { urls: engines.length ? engines : undefined, backend: stringFlag(flags, "backend"), model: stringFlag(flags, "model") },
     workers: { init: intFlag(flags, "init-workers"), run: intFlag(flags, "run-workers"), postrun: intFlag(flags, "postrun-workers"), ready_backlog: intFlag(flags, "ready-backlog") },
     sampling: { max_tokens_cap: intFlag(flags, "max-tokens-cap") },
+    coordinator: { url: stringFlag(flags, "coordinator") },
   };
   const merged = mergeLayers(configPath ? readConfigFile(configPath) : {}, envLayer(process.env), flagLayer);
   if (merged.admin_token === undefined) {
     merged.admin_token = `adm-${randomBytes(24).toString("base64url")}`;
     console.error(`polar node: no admin token set; generated one for this run: ${merged.admin_token}`);
   }
+  // A node token in the environment alone does not make this node join a cluster.
+  const coordinator = merged.coordinator as { url?: unknown } | undefined;
+  if (coordinator && coordinator.url === undefined) delete merged.coordinator;
   const config = parseNodeConfig(pruneEmpty(merged));
   const node = await startNode(config);
   const r = node.recovery;

@@ -59,6 +59,8 @@ export const NodeConfig = z
       .default({ max_ready_per_key: 8, max_concurrent_starts: 2 }),
     /** Task file whose task ids a request may name; the bundled set by default. */
     tasks: z.string().optional(),
+    /** Join a cluster: the coordinator's URL and the node token it expects (env POLAR_NODE_TOKEN). */
+    coordinator: z.object({ url: z.string().url(), token: z.string().min(16, "must be at least 16 characters") }).strict().optional(),
     callback: z
       .object({ attempts: positiveInt.default(6), base_delay_ms: positiveInt.default(500) })
       .strict()
@@ -113,7 +115,12 @@ export function parseNodeConfig(input: Record<string, unknown>): NodeConfig {
   throw new PolarError("bad_request", `invalid node settings:\n  ${lines.join("\n  ")}`);
 }
 
-/** Settings from the environment: POLAR_ADMIN_TOKEN, POLAR_NODE_ID, POLAR_NODE_DB. */
+/** Settings from the environment: POLAR_ADMIN_TOKEN, POLAR_NODE_ID, POLAR_NODE_DB, POLAR_COORDINATOR_URL + POLAR_NODE_TOKEN. */
 export function envLayer(env: Record<string, string | undefined>): Record<string, unknown> {
-  return { admin_token: env.POLAR_ADMIN_TOKEN, node_id: env.POLAR_NODE_ID, db: env.POLAR_NODE_DB };
+  return {
+    admin_token: env.POLAR_ADMIN_TOKEN,
+    node_id: env.POLAR_NODE_ID,
+    db: env.POLAR_NODE_DB,
+    coordinator: { url: env.POLAR_COORDINATOR_URL, token: env.POLAR_NODE_TOKEN },
+  };
 }

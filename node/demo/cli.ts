@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TaskStatus, type SessionResult } from "../../protocol/rollout.ts";
 import { BUNDLED_TASKS_FILE } from "../api/task-catalog.ts";
-import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { pinnedBinary, type PinnedCli } from "../harness/common.ts";
 import { HARNESS_KINDS, type HarnessKind } from "../harness/registry.ts";
 import { startMockEngine } from "../mock-engine/index.ts";

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Task } from "../../protocol/task.ts";
 import { RUNTIME_BACKENDS } from "../../protocol/runtime.ts";
-import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { createDockerRuntime } from "../runtime/docker.ts";
 import { createProcessRuntime } from "../runtime/process.ts";
 import type { SandboxRuntime } from "../runtime/types.ts";

@@ -1,7 +1,7 @@
 // Why: `polar gateway` — turns flags and environment into a validated gateway config and a
 // backend, starts the server, and stops cleanly on SIGINT/SIGTERM.
 import { randomBytes } from "node:crypto";
-import { type FlagSpecs, UsageError, intFlag, listFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, UsageError, intFlag, listFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { BACKEND_KINDS, BackendOptions, SGLANG_MODES, TITO_ENGINES, type BackendKind } from "./backends/options.ts";
 import { GatewayConfig } from "./config.ts";
 import { createBackend } from "./backends/index.ts";

@@ -1,7 +1,7 @@
 // Why: `polar mock-engine` — run the vLLM/SGLang-compatible mock engine from a shell (demo,
 // manual tests, harness experiments). Flags map one to one onto MockEngineOptions.
 import { existsSync } from "node:fs";
-import { type FlagSpecs, UsageError, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
+import { type FlagSpecs, UsageError, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { ENGINE_APIS, MockEngineOptionsSchema, type MockEngineOptionsInput } from "./options.ts";
 import { loadScriptFile } from "./script.ts";
 import { startMockEngine } from "./server.ts";

@@ -100,3 +100,20 @@ export const rolloutResults = sqliteTable("rollout_results", {
   result: text("result", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
   createdAt: text("created_at").notNull(),
 });
+
+/**
+ * Rollouts a coordinator assigned to this node: which attempt, and whether the coordinator has
+ * acknowledged the result (until then it is sent again after every reconnect).
+ */
+export const coordinatorAssignments = sqliteTable("coordinator_assignments", {
+  /** The node's own rollout (one per attempt, so a reassignment never collides with an old run). */
+  rolloutId: text("rollout_id")
+    .primaryKey()
+    .references(() => rollouts.id, { onDelete: "cascade" }),
+  coordinatorRolloutId: text("coordinator_rollout_id").notNull(),
+  attempt: integer("attempt").notNull(),
+  groupId: text("group_id").notNull(),
+  /** The task id the coordinator gave (the node stores the rollout under a task of its own). */
+  taskId: text("task_id").notNull(),
+  ackedAt: text("acked_at"),
+});

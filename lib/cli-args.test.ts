@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type FlagSpecs, UsageError, helpText, intFlag, listFlag, numberFlag, oneOf, parseFlags } from "./args.ts";
+import { type FlagSpecs, UsageError, helpText, intFlag, listFlag, numberFlag, oneOf, parseFlags } from "./cli-args.ts";
 
 const SPECS: FlagSpecs = {
   port: { type: "string", help: "port", default: "8300" },

@@ -1,4 +1,4 @@
-// Why: every `polar` subcommand declares its flags once (type, default, help text) and gets
+// Why: every `polar` subcommand (node and coordinator alike) declares its flags once (type, default, help text) and gets
 // parsing, `--help` and clear errors for unknown or malformed flags from the same code.
 import { parseArgs } from "node:util";
 

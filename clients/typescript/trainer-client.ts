@@ -1,0 +1,172 @@
+// Why: the TypeScript side of the trainer stream — connect with a trainer token, submit groups,
+// grant credits, receive each result once (the wire is at-least-once: repeats after a reconnect
+// are dropped by id here), acknowledge, and drive weight sync — reconnecting by itself.
+import {
+  CoordinatorToTrainer,
+  TRAINER_PROTOCOL_VERSION,
+  type GroupSpecInput,
+  type StreamedResult,
+  type TrainerToCoordinator,
+} from "../../protocol/trainer-stream.ts";
+
+type GroupMessage = Extract<CoordinatorToTrainer, { type: "group" }>;
+
+export interface TrainerClientOptions {
+  /** Coordinator base URL (http:// or ws://). */
+  url: string;
+  token: string;
+  trainerId: string;
+  /** Credits granted on every (re)connect, and topped up as results are acknowledged. */
+  window?: number;
+  /** Acknowledge each result as soon as `onResult` returns (default true). */
+  autoAck?: boolean;
+  onResult?: (result: StreamedResult) => void | Promise<void>;
+  onGroup?: (group: GroupMessage) => void;
+  reconnectDelayMs?: number;
+}
+
+interface Pending<T> {
+  resolve: (value: T) => void;
+  reject: (err: Error) => void;
+}
+
+export class TrainerClient {
+  private ws: WebSocket | null = null;
+  private closed = false;
+  private readonly seen = new Set<string>();
+  private readonly pending = new Map<string, Pending<any>>();
+  private nextRequest = 0;
+  private connected: Promise<void>;
+  private markConnected!: () => void;
+  /** Results received (after de-duplication), and repeats dropped. */
+  readonly counts = { results: 0, duplicates: 0 };
+
+  constructor(private readonly options: TrainerClientOptions) {
+    this.connected = new Promise((resolve) => (this.markConnected = resolve));
+    this.open();
+  }
+
+  /** Resolves once the coordinator welcomed this connection. */
+  ready(): Promise<void> {
+    return this.connected;
+  }
+
+  async submit(group: GroupSpecInput): Promise<{ group_id: string; rollout_ids: string[] }> {
+    return this.request((request_id) => ({ type: "submit", request_id, group: group as any }));
+  }
+
+  /** Asks every node to hold new LLM calls; resolves once all have drained. */
+  async pause(): Promise<{ nodes: number }> {
+    return this.request((request_id) => ({ type: "pause", request_id }));
+  }
+
+  async resume(version: number): Promise<void> {
+    await this.ready();
+    this.send({ type: "resume", version });
+  }
+
+  policy(version: number): void {
+    this.send({ type: "policy", version });
+  }
+
+  credit(n: number): void {
+    this.send({ type: "credit", n });
+  }
+
+  ack(resultIds: string[]): void {
+    if (resultIds.length > 0) this.send({ type: "ack", result_ids: resultIds });
+  }
+
+  cancelGroup(groupId: string): void {
+    this.send({ type: "cancel_group", group_id: groupId });
+  }
+
+  close(): void {
+    this.closed = true;
+    this.ws?.close();
+    for (const p of this.pending.values()) p.reject(new Error("client closed"));
+    this.pending.clear();
+  }
+
+  /** Drops the connection as a network blip would; the client reconnects by itself. */
+  dropConnection(): void {
+    this.ws?.close();
+  }
+
+  private async request<T>(build: (requestId: string) => TrainerToCoordinator): Promise<T> {
+    await this.ready();
+    const requestId = `req-${++this.nextRequest}`;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(requestId, { resolve, reject });
+      this.send(build(requestId));
+    });
+  }
+
+  private send(message: TrainerToCoordinator): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  }
+
+  private open(): void {
+    const url = `${this.options.url.replace(/^http/, "ws")}/v1/trainer`;
+    // Bun's and Node's WebSocket accept headers in the constructor's options.
+    const ws = new (WebSocket as any)(url, { headers: { authorization: `Bearer ${this.options.token}` } }) as WebSocket;
+    this.ws = ws;
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: this.options.trainerId }));
+    ws.onmessage = (event) => void this.onFrame(String(event.data));
+    ws.onclose = () => {
+      if (this.ws !== ws || this.closed) return;
+      this.connected = new Promise((resolve) => (this.markConnected = resolve));
+      setTimeout(() => this.open(), this.options.reconnectDelayMs ?? 200);
+    };
+    ws.onerror = () => {};
+  }
+
+  private async onFrame(text: string): Promise<void> {
+    const message = CoordinatorToTrainer.parse(JSON.parse(text));
+    switch (message.type) {
+      case "welcome":
+        this.credit(this.options.window ?? 64);
+        this.markConnected();
+        return;
+      case "submitted":
+        this.settle(message.request_id, { group_id: message.group_id, rollout_ids: message.rollout_ids });
+        return;
+      case "paused":
+        this.settle(message.request_id, { nodes: message.nodes });
+        return;
+      case "result": {
+        const id = message.result.result_id;
+        if (this.seen.has(id)) {
+          this.counts.duplicates++;
+          this.ack([id]);
+          this.credit(1);
+          return;
+        }
+        this.seen.add(id);
+        this.counts.results++;
+        await this.options.onResult?.(message.result);
+        if (this.options.autoAck ?? true) {
+          this.ack([id]);
+          this.credit(1);
+        }
+        return;
+      }
+      case "group":
+        this.options.onGroup?.(message);
+        return;
+      case "error":
+        if (message.request_id && this.pending.has(message.request_id)) {
+          this.pending.get(message.request_id)!.reject(new Error(`${message.code}: ${message.message}`));
+          this.pending.delete(message.request_id);
+        }
+        return;
+      case "resumed":
+        return;
+    }
+  }
+
+  private settle(requestId: string, value: unknown): void {
+    this.pending.get(requestId)?.resolve(value);
+    this.pending.delete(requestId);
+  }
+}

@@ -1,0 +1,44 @@
+// Why: the coordinator's settings are read once, validated once, and their defaults live
+// together here; the CLI and tests build a coordinator from the same shape.
+import { z } from "zod";
+
+const Token = (who: string) => z.string().min(16, `${who} token must be at least 16 characters`);
+
+export const STALE_ACTIONS = ["cancel", "flag"] as const;
+
+export const CoordinatorConfig = z
+  .object({
+    host: z.string().default("127.0.0.1"),
+    port: z.number().int().min(0).max(65535).default(8500),
+    /** SQLite file, or a `libsql://` / `http(s)://` libSQL server URL. */
+    db: z.string().default(".polar/coordinator.db"),
+    dbAuthToken: z.string().optional(),
+    nodeToken: Token("node"),
+    trainerToken: Token("trainer"),
+    adminToken: Token("admin"),
+    /** Heartbeat interval asked of nodes; a node silent for `missedHeartbeats` intervals is dropped. */
+    heartbeatMs: z.number().int().positive().default(5_000),
+    missedHeartbeats: z.number().int().min(1).default(3),
+    /** A disconnected node's rollouts wait this long for it to come back before being reassigned. */
+    nodeGraceMs: z.number().int().nonnegative().default(10_000),
+    /** Assignments of one rollout before it fails for good (node losses). */
+    maxAttempts: z.number().int().min(1).default(3),
+    /** Policy versions a rollout may lag behind before it is cancelled (and requeued) or flagged; unset = no limit. */
+    maxStaleness: z.number().int().nonnegative().optional(),
+    staleAction: z.enum(STALE_ACTIONS).default("flag"),
+    /** Acknowledged results are kept this long, then pruned. */
+    retentionMs: z.number().int().nonnegative().default(24 * 3600_000),
+    pruneEveryMs: z.number().int().positive().default(60_000),
+    /** Bytes of a WebSocket frame from a node (results carry traces) and from a trainer. */
+    maxNodeFrameBytes: z.number().int().positive().default(64 * 1024 * 1024),
+    maxTrainerFrameBytes: z.number().int().positive().default(4 * 1024 * 1024),
+    /** Bad frames a peer may send before it is disconnected. */
+    maxBadFrames: z.number().int().min(1).default(10),
+    /** Fresh results kept in memory for streaming without a store read. */
+    resultCacheBytes: z.number().int().nonnegative().default(64 * 1024 * 1024),
+    /** JSONL task file trainers and rollout API requests may name tasks from. */
+    tasks: z.string().optional(),
+  })
+  .refine((c) => new Set([c.nodeToken, c.trainerToken, c.adminToken]).size === 3, { message: "node, trainer and admin tokens must differ", path: ["adminToken"] });
+export type CoordinatorConfig = z.infer<typeof CoordinatorConfig>;
+export type CoordinatorConfigInput = z.input<typeof CoordinatorConfig>;

@@ -1,0 +1,35 @@
+import { describe, expect, test } from "bun:test";
+import { groupAdvantages, isUsable, sessionReward, streamedResult } from "./results.ts";
+import type { ReportedResult } from "../protocol/node-link.ts";
+
+const result = (status: ReportedResult["status"], reward: number | null, masked = false): ReportedResult => ({
+  session_id: "s",
+  task_id: "t",
+  status,
+  trajectory: { traces: [{ reward, metadata: { training_filter: { masked }, policy_versions: [2, 1] } }] },
+  timing: { init_ms: 5, note: "x" },
+});
+
+describe("results", () => {
+  test("reward, usability and policy versions come from the traces", () => {
+    expect(sessionReward(result("COMPLETED", 1))).toBe(1);
+    expect(sessionReward({ ...result("COMPLETED", 1), trajectory: { traces: [] } })).toBeNull();
+    expect(isUsable(result("COMPLETED", 0))).toBe(true);
+    expect(isUsable(result("TIMEOUT", 0))).toBe(true);
+    expect(isUsable(result("ERROR", 0))).toBe(false);
+    expect(isUsable(result("COMPLETED", 0, true))).toBe(false);
+    const streamed = streamedResult({ result: result("COMPLETED", 1), status: "COMPLETED", groupId: "g", rolloutId: "r", policyVersionStarted: 1, stale: false });
+    expect(streamed.policy_versions).toEqual([1, 2]);
+    expect(streamed.timing).toEqual({ init_ms: 5 });
+  });
+
+  test("GRPO advantages: mean-centred, optionally std-normalised, null without reward", () => {
+    expect(groupAdvantages([1, 0, 1, 0], "mean")).toEqual([0.5, -0.5, 0.5, -0.5]);
+    const normed = groupAdvantages([1, 0, null], "mean_std");
+    expect(normed[0]).toBeCloseTo(1, 4);
+    expect(normed[1]).toBeCloseTo(-1, 4);
+    expect(normed[2]).toBeNull();
+    expect(groupAdvantages([1, 1], "mean_std")).toEqual([0, 0]);
+    expect(groupAdvantages([1, 0], "none")).toEqual([null, null]);
+  });
+});

@@ -1,0 +1,96 @@
+// Why: the operator's view and levers — nodes (and draining one), groups, rollouts by state,
+// deleting a group, headline stats — behind the admin token.
+import { Hono } from "hono";
+import type { Coordinator } from "../coordinator.ts";
+import { nodeStatus, slots } from "../nodes.ts";
+import { tokenMatches, presentedToken } from "../tokens.ts";
+
+const LIST_LIMIT = 1000;
+
+export function adminRoutes(coordinator: Coordinator, adminToken: string): Hono {
+  const app = new Hono();
+  app.use("*", async (c, next) => {
+    if (!tokenMatches(presentedToken(c.req.raw.headers), adminToken)) return c.json({ error: { code: "unauthorized", message: "admin token required" } }, 401);
+    await next();
+  });
+
+  app.get("/nodes", (c) =>
+    c.json({
+      nodes: [...coordinator.nodes.values()].map((n) => ({
+        node_id: n.id,
+        status: nodeStatus(n),
+        version: n.info?.version ?? null,
+        capacity: n.capacity,
+        slots: slots(n.capacity),
+        assigned: n.assigned.size,
+        load: n.load,
+        harnesses: n.info?.harnesses ?? [],
+        engines: n.info?.engines ?? [],
+        images_warm: [...n.warm],
+        last_seen: new Date(n.lastSeen).toISOString(),
+        gateway_calls: n.gatewayCalls,
+        gateway_mean_ms: n.gatewayCalls > 0 ? n.gatewayTotalMs / n.gatewayCalls : null,
+      })),
+    }),
+  );
+
+  app.post("/nodes/:id/drain", (c) => {
+    const node = coordinator.nodes.get(c.req.param("id"));
+    if (!node) return c.json({ error: { code: "not_found", message: `no node ${c.req.param("id")}` } }, 404);
+    node.draining = true;
+    node.peer?.send({ type: "drain" });
+    return c.json({ node_id: node.id, status: nodeStatus(node), assigned: node.assigned.size });
+  });
+
+  app.get("/groups", async (c) => {
+    const rows = await coordinator.repo.listGroups(LIST_LIMIT);
+    return c.json({
+      groups: rows.map((g) => {
+        const live = coordinator.groups.get(g.id);
+        return { group_id: g.id, task_id: g.taskId, trainer_id: g.trainerId, n: g.n, state: g.state, finished: live ? live.outcomes.size : null, created_at: new Date(g.createdAt).toISOString() };
+      }),
+    });
+  });
+
+  app.delete("/groups/:id", async (c) => {
+    const deleted = await coordinator.deleteGroup(c.req.param("id"));
+    if (!deleted) return c.json({ error: { code: "not_found", message: `no group ${c.req.param("id")}` } }, 404);
+    return c.json({ group_id: c.req.param("id"), deleted: true });
+  });
+
+  app.get("/rollouts", async (c) => {
+    const state = c.req.query("state");
+    const rows = await coordinator.repo.listRollouts(state, LIST_LIMIT);
+    return c.json({
+      rollouts: rows.map((r) => ({
+        rollout_id: r.id,
+        group_id: r.groupId,
+        state: r.state,
+        stage: coordinator.active.get(r.id)?.stage ?? null,
+        node_id: r.nodeId,
+        attempt: r.attempt,
+        priority: r.priority,
+        image: r.image,
+        cause: r.cause,
+      })),
+    });
+  });
+
+  app.get("/stats", async (c) => c.json(await stats(coordinator)));
+  return app;
+}
+
+export async function stats(coordinator: Coordinator) {
+  const nodes = [...coordinator.nodes.values()];
+  const { stage_ms, ...counters } = coordinator.counters;
+  return {
+    queue_depth: coordinator.queue.size,
+    rollouts_by_state: await coordinator.repo.countRolloutsByState(),
+    groups_running: coordinator.groups.size,
+    nodes: { connected: nodes.filter((n) => n.peer && !n.draining).length, draining: nodes.filter((n) => n.draining).length, disconnected: nodes.filter((n) => !n.peer).length },
+    policy_version: coordinator.policyVersion,
+    paused: coordinator.paused,
+    ...counters,
+    stage_mean_ms: Object.fromEntries(Object.entries(stage_ms).map(([k, v]) => [k, v.sum / v.count])),
+  };
+}

@@ -1,0 +1,133 @@
+// Why: binds the coordinator to one port — the node and trainer WebSocket endpoints (each with
+// its own token) and the HTTP app (rollout API, admin, metrics, dashboard) — around a store and
+// a task catalog passed in, so tests and the CLI start the same thing.
+import type { Server, ServerWebSocket } from "bun";
+import { CoordinatorToNode, NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
+import { TrainerToCoordinator } from "../protocol/trainer-stream.ts";
+import { createCoordinatorApp } from "./app.ts";
+import { CoordinatorConfig, type CoordinatorConfigInput } from "./config.ts";
+import { Coordinator } from "./coordinator.ts";
+import { NodeHandler } from "./node-handler.ts";
+import type { NodePeer, NodeState } from "./nodes.ts";
+import { PauseBook } from "./pauses.ts";
+import { CallbackSender } from "./callbacks.ts";
+import { openCoordinatorDb } from "./store/db.ts";
+import { CoordinatorRepo } from "./store/repo.ts";
+import { TaskCatalog } from "./task-catalog.ts";
+import { presentedToken, tokenMatches } from "./tokens.ts";
+import { TrainerHandler } from "./trainer-handler.ts";
+import type { TrainerPeer, TrainerStream } from "./trainer-streams.ts";
+import { inOrder, parseFrame, sendJson, type SocketData } from "./ws-peers.ts";
+
+export interface RunningCoordinator {
+  url: string;
+  coordinator: Coordinator;
+  config: CoordinatorConfig;
+  stop(): Promise<void>;
+}
+
+function nodePeer(ws: ServerWebSocket<SocketData>): NodePeer {
+  return { send: (m) => void sendJson(ws, CoordinatorToNode.parse(m)), close: (code, reason) => ws.close(code, reason) };
+}
+
+function trainerPeer(ws: ServerWebSocket<SocketData>): TrainerPeer {
+  return { send: (m) => sendJson(ws, m), close: (code, reason) => ws.close(code, reason) };
+}
+
+export async function startCoordinator(input: CoordinatorConfigInput): Promise<RunningCoordinator> {
+  const config = CoordinatorConfig.parse(input);
+  const store = await openCoordinatorDb(config.db, config.dbAuthToken);
+  const repo = new CoordinatorRepo(store.db);
+  const coordinator = new Coordinator(config, repo);
+  const tasks = config.tasks ? loadCatalog(config.tasks) : TaskCatalog.empty();
+  const pauses = new PauseBook();
+  const nodes = new NodeHandler(coordinator, pauses);
+  const trainers = new TrainerHandler(coordinator, pauses, tasks);
+  const callbacks = new CallbackSender();
+  await coordinator.restore();
+  const app = createCoordinatorApp({ coordinator, config, tasks, callbacks });
+
+  const server: Server<SocketData> = Bun.serve<SocketData>({
+    hostname: config.host,
+    port: config.port,
+    idleTimeout: 0,
+    fetch(req, srv) {
+      const path = new URL(req.url).pathname;
+      const role = path === "/v1/node" ? "node" : path === "/v1/trainer" ? "trainer" : null;
+      if (!role) return app.fetch(req);
+      const expected = role === "node" ? config.nodeToken : config.trainerToken;
+      if (!tokenMatches(presentedToken(req.headers), expected)) return Response.json({ error: { code: "unauthorized", message: `${role} token required` } }, { status: 401 });
+      if (srv.upgrade(req, { data: { role, badFrames: 0, chain: Promise.resolve(), attached: null, onClose: null } })) return undefined;
+      return Response.json({ error: { code: "bad_request", message: "expected a WebSocket upgrade" } }, { status: 426 });
+    },
+    websocket: {
+      // Nodes send results with traces; trainers send small control frames.
+      maxPayloadLength: Math.max(config.maxNodeFrameBytes, config.maxTrainerFrameBytes),
+      idleTimeout: 0,
+      message(ws, raw) {
+        const limit = ws.data.role === "node" ? config.maxNodeFrameBytes : config.maxTrainerFrameBytes;
+        if ((typeof raw === "string" ? Buffer.byteLength(raw) : raw.length) > limit) {
+          ws.close(1009, "frame too large");
+          return;
+        }
+        if (ws.data.role === "node") onNodeFrame(ws, raw);
+        else onTrainerFrame(ws, raw);
+      },
+      close(ws) {
+        ws.data.onClose?.();
+      },
+    },
+  });
+
+  function onNodeFrame(ws: ServerWebSocket<SocketData>, raw: string | Buffer): void {
+    const attached = ws.data.attached as NodeState | null;
+    const message = parseFrame(ws, raw, attached ? NodeToCoordinator : NodeHello, config.maxBadFrames);
+    if (!message) return;
+    inOrder(ws, async () => {
+      if (attached) return nodes.message(attached, message);
+      const peer = nodePeer(ws);
+      const node = nodes.hello(peer, message as NodeHello);
+      if (!node) return void ws.close(1002, "protocol version mismatch");
+      ws.data.attached = node;
+      ws.data.onClose = () => nodes.closed(node, peer);
+    });
+  }
+
+  function onTrainerFrame(ws: ServerWebSocket<SocketData>, raw: string | Buffer): void {
+    const message = parseFrame(ws, raw, TrainerToCoordinator, config.maxBadFrames);
+    if (!message) return;
+    inOrder(ws, async () => {
+      const attached = ws.data.attached as TrainerStream | null;
+      if (attached) return trainers.message(attached, message);
+      if (message.type !== "hello") return void sendJson(ws, { type: "error", code: "bad_frame", message: "send hello first" });
+      const peer = trainerPeer(ws);
+      const stream = await trainers.hello(peer, message);
+      if (!stream) return void ws.close(1002, "protocol version mismatch");
+      ws.data.attached = stream;
+      ws.data.onClose = () => trainers.closed(stream, peer);
+    });
+  }
+
+  const sweeper = setInterval(() => nodes.sweep(), config.heartbeatMs);
+  const pruner = setInterval(() => void coordinator.persist(() => repo.prune(Date.now() - config.retentionMs)), config.pruneEveryMs);
+  return {
+    url: `http://${config.host}:${server.port}`,
+    coordinator,
+    config,
+    async stop() {
+      clearInterval(sweeper);
+      clearInterval(pruner);
+      coordinator.stop();
+      callbacks.stop();
+      await server.stop(true);
+      await coordinator.settled();
+      store.close();
+    },
+  };
+}
+
+function loadCatalog(path: string): TaskCatalog {
+  const { catalog, errors } = TaskCatalog.load(path);
+  for (const error of errors) console.error(`polar coordinator: skipped task row ${error}`);
+  return catalog;
+}

@@ -1,0 +1,240 @@
+// Why: every durable step of the coordinator — a group accepted, a rollout assigned or requeued,
+// a result stored or acknowledged — is one call here, written before anyone is told, and batched
+// so that dispatching thousands of rollouts a second costs a few transactions, not thousands.
+import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
+import type { CoordinatorDb } from "./db.ts";
+import { groups, meta, results, rollouts } from "./schema.ts";
+
+export type GroupRow = typeof groups.$inferSelect;
+export type RolloutRow = typeof rollouts.$inferSelect;
+export type ResultRow = typeof results.$inferSelect;
+export type NewRollout = typeof rollouts.$inferInsert;
+
+export const TERMINAL_ROLLOUT_STATES = ["completed", "error", "timeout", "cancelled"] as const;
+/** SQLite's bound-parameter limit divided by the widest row we insert. */
+const INSERT_CHUNK = 500;
+
+export interface Assigned {
+  rolloutId: string;
+  nodeId: string;
+  attempt: number;
+  policyVersion: number;
+}
+
+export interface StoredResult {
+  rolloutId: string;
+  groupId: string;
+  trainerId: string | null;
+  status: string;
+  reward: number | null;
+  session: Record<string, unknown>;
+  policyVersionStarted: number;
+  stale: boolean;
+  /** Terminal rollout state it finishes in. */
+  rolloutState: (typeof TERMINAL_ROLLOUT_STATES)[number];
+  cause: string | null;
+  /** Set when nobody will acknowledge it (rollout API tasks): prunable after retention. */
+  acked: boolean;
+}
+
+export class CoordinatorRepo {
+  constructor(private readonly db: CoordinatorDb) {}
+
+  async insertGroup(group: typeof groups.$inferInsert, members: NewRollout[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.insert(groups).values(group);
+      for (let i = 0; i < members.length; i += INSERT_CHUNK) await tx.insert(rollouts).values(members.slice(i, i + INSERT_CHUNK));
+    });
+  }
+
+  /** One UPDATE per (node, attempt, version): a dispatch round of thousands is a handful of statements. */
+  async assign(batch: Assigned[], now: number): Promise<void> {
+    const byKey = new Map<string, { a: Assigned; ids: string[] }>();
+    for (const a of batch) {
+      const key = `${a.nodeId}\u0000${a.attempt}\u0000${a.policyVersion}`;
+      (byKey.get(key) ?? byKey.set(key, { a, ids: [] }).get(key)!).ids.push(a.rolloutId);
+    }
+    const statements = [];
+    for (const { a, ids } of byKey.values()) {
+      for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+        statements.push(
+          this.db
+            .update(rollouts)
+            .set({ state: "assigned", nodeId: a.nodeId, attempt: a.attempt, policyVersionStarted: a.policyVersion, assignedAt: now })
+            .where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK))),
+        );
+      }
+    }
+    if (statements.length > 0) await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+  }
+
+  /** Back to the queue (node lost, staleness); the attempt count stays, the next assign raises it. */
+  async requeue(ids: string[], cause: string): Promise<void> {
+    for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+      await this.db.update(rollouts).set({ state: "queued", nodeId: null, cause }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
+    }
+  }
+
+  /** Terminal without a result (cancelled while queued, or its group deleted). */
+  async finishWithoutResult(ids: string[], state: (typeof TERMINAL_ROLLOUT_STATES)[number], cause: string, now: number): Promise<void> {
+    for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+      await this.db.update(rollouts).set({ state, cause, finishedAt: now }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
+    }
+  }
+
+  /** Stores results and finishes their rollouts in one transaction (group commit). */
+  async saveResults(batch: StoredResult[], now: number): Promise<void> {
+    if (batch.length === 0) return;
+    const statements = [];
+    for (let i = 0; i < batch.length; i += INSERT_CHUNK) {
+      statements.push(
+        this.db.insert(results).values(
+          batch.slice(i, i + INSERT_CHUNK).map((r) => ({
+            rolloutId: r.rolloutId,
+            groupId: r.groupId,
+            trainerId: r.trainerId,
+            status: r.status,
+            reward: r.reward,
+            session: r.session,
+            policyVersionStarted: r.policyVersionStarted,
+            stale: r.stale,
+            createdAt: now,
+            ackedAt: r.acked ? now : null,
+          })),
+        ),
+      );
+    }
+    for (const r of batch) statements.push(this.db.update(rollouts).set({ state: r.rolloutState, cause: r.cause, finishedAt: now }).where(eq(rollouts.id, r.rolloutId)));
+    await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+  }
+
+  /** Acknowledgements of several frames in one transaction. */
+  async ack(entries: { trainerId: string; ids: string[] }[], now: number): Promise<void> {
+    const statements = [];
+    for (const { trainerId, ids } of entries) {
+      for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+        statements.push(
+          this.db
+            .update(results)
+            .set({ ackedAt: now })
+            .where(and(eq(results.trainerId, trainerId), isNull(results.ackedAt), inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)))),
+        );
+      }
+    }
+    if (statements.length > 0) await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+  }
+
+  /** Unacknowledged result ids of a trainer, oldest first. */
+  async unackedIds(trainerId: string): Promise<string[]> {
+    const rows = await this.db
+      .select({ id: results.rolloutId })
+      .from(results)
+      .where(and(eq(results.trainerId, trainerId), isNull(results.ackedAt)))
+      .orderBy(asc(results.createdAt));
+    return rows.map((r) => r.id);
+  }
+
+  /** Finished groups of a trainer that still owe it results (their `group` message is owed too). */
+  async finishedGroupsWithUnacked(trainerId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectDistinct({ id: results.groupId })
+      .from(results)
+      .innerJoin(groups, eq(groups.id, results.groupId))
+      .where(and(eq(results.trainerId, trainerId), isNull(results.ackedAt), isNotNull(groups.finishedAt)));
+    return rows.map((r) => r.id);
+  }
+
+  async resultsById(ids: string[]): Promise<ResultRow[]> {
+    const out: ResultRow[] = [];
+    for (let i = 0; i < ids.length; i += INSERT_CHUNK) out.push(...(await this.db.select().from(results).where(inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)))));
+    return out;
+  }
+
+  async groupResults(groupId: string): Promise<ResultRow[]> {
+    return this.db.select().from(results).where(eq(results.groupId, groupId)).orderBy(asc(results.createdAt));
+  }
+
+  async setGroupState(id: string, state: string, now: number | null): Promise<void> {
+    await this.db.update(groups).set({ state, finishedAt: now }).where(eq(groups.id, id));
+  }
+
+  async deleteGroup(id: string): Promise<void> {
+    await this.db.delete(groups).where(eq(groups.id, id));
+  }
+
+  /** What a restarted coordinator resumes: unfinished groups and their non-terminal rollouts. */
+  async loadActive(): Promise<{ groups: GroupRow[]; rollouts: RolloutRow[] }> {
+    const active = await this.db.select().from(groups).where(eq(groups.state, "running"));
+    const open = await this.db
+      .select()
+      .from(rollouts)
+      .where(notInArray(rollouts.state, [...TERMINAL_ROLLOUT_STATES]))
+      .orderBy(asc(rollouts.seq));
+    return { groups: active, rollouts: open };
+  }
+
+  /** Terminal rollouts of the active groups (counts for early stop and completion). */
+  async finishedOfGroups(groupIds: string[]): Promise<Pick<RolloutRow, "id" | "groupId" | "state">[]> {
+    const out: Pick<RolloutRow, "id" | "groupId" | "state">[] = [];
+    for (let i = 0; i < groupIds.length; i += INSERT_CHUNK) {
+      out.push(
+        ...(await this.db
+          .select({ id: rollouts.id, groupId: rollouts.groupId, state: rollouts.state })
+          .from(rollouts)
+          .where(and(inArray(rollouts.groupId, groupIds.slice(i, i + INSERT_CHUNK)), inArray(rollouts.state, [...TERMINAL_ROLLOUT_STATES])))),
+      );
+    }
+    return out;
+  }
+
+  async maxSeq(): Promise<number> {
+    const [row] = await this.db.select({ max: sql<number | null>`max(${rollouts.seq})` }).from(rollouts);
+    return row?.max ?? 0;
+  }
+
+  async findGroup(id: string): Promise<GroupRow | undefined> {
+    const [row] = await this.db.select().from(groups).where(eq(groups.id, id));
+    return row;
+  }
+
+  async findGroupByTaskId(taskId: string): Promise<GroupRow | undefined> {
+    const [row] = await this.db.select().from(groups).where(eq(groups.taskId, taskId)).orderBy(sql`${groups.createdAt} desc`).limit(1);
+    return row;
+  }
+
+  async listGroups(limit: number): Promise<GroupRow[]> {
+    return this.db.select().from(groups).orderBy(sql`${groups.createdAt} desc`).limit(limit);
+  }
+
+  async listRollouts(state: string | undefined, limit: number): Promise<RolloutRow[]> {
+    const query = this.db.select().from(rollouts);
+    return (state ? query.where(eq(rollouts.state, state)) : query).orderBy(asc(rollouts.seq)).limit(limit);
+  }
+
+  async groupRollouts(groupId: string): Promise<RolloutRow[]> {
+    return this.db.select().from(rollouts).where(eq(rollouts.groupId, groupId)).orderBy(asc(rollouts.idx));
+  }
+
+  async countRolloutsByState(): Promise<Record<string, number>> {
+    const rows = await this.db.select({ state: rollouts.state, n: sql<number>`count(*)` }).from(rollouts).groupBy(rollouts.state);
+    return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+  }
+
+  /** Drops acknowledged results older than the retention, and finished groups all of whose results are gone. */
+  async prune(olderThan: number): Promise<number> {
+    const gone = await this.db.delete(results).where(and(isNotNull(results.ackedAt), lt(results.ackedAt, olderThan))).returning({ id: results.rolloutId });
+    await this.db
+      .delete(groups)
+      .where(and(isNotNull(groups.finishedAt), lt(groups.finishedAt, olderThan), sql`not exists (select 1 from ${results} where ${results.groupId} = ${groups.id})`));
+    return gone.length;
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const [row] = await this.db.select().from(meta).where(eq(meta.key, key));
+    return row?.value;
+  }
+
+  async setMeta(key: string, value: string): Promise<void> {
+    await this.db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } });
+  }
+}

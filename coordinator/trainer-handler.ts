@@ -1,0 +1,192 @@
+// Why: what the coordinator does with each frame a trainer sends — submit groups, grant credits,
+// acknowledge results, cancel, policy versions, pause/resume — and how owed results are pumped
+// to it within its credits (fresh ones from memory, older ones from the store).
+import { TRAINER_PROTOCOL_VERSION, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
+import type { Coordinator } from "./coordinator.ts";
+import { requestForGroup } from "./groups.ts";
+import type { PauseBook } from "./pauses.ts";
+import { streamedFromRow } from "./results.ts";
+import type { TaskCatalog } from "./task-catalog.ts";
+import { pendingCount, takePending, type TrainerPeer, type TrainerStream } from "./trainer-streams.ts";
+
+const PUMP_BATCH = 256;
+
+export class TrainerHandler {
+  constructor(
+    private readonly coordinator: Coordinator,
+    private readonly pauses: PauseBook,
+    private readonly tasks: TaskCatalog,
+  ) {
+    coordinator.on({
+      resultReady: (trainerId, result) => this.resultReady(trainerId, result),
+      groupFinished: (group) => {
+        if (!group.trainerId) return;
+        const stream = this.coordinator.trainers.get(group.trainerId);
+        if (stream?.peer) void this.sendGroup(stream, group.id);
+      },
+    });
+  }
+
+  /** The handshake: (re)attaches the trainer's stream and queues every unacknowledged result. */
+  async hello(peer: TrainerPeer, message: Extract<TrainerToCoordinator, { type: "hello" }>): Promise<TrainerStream | null> {
+    const c = this.coordinator;
+    if (message.protocol_version !== TRAINER_PROTOCOL_VERSION) {
+      peer.send({ type: "error", code: "protocol_version", message: `coordinator speaks trainer protocol ${TRAINER_PROTOCOL_VERSION}, trainer sent ${message.protocol_version}` });
+      return null;
+    }
+    const stream = c.trainerStream(message.trainer_id);
+    if (stream.peer && stream.peer !== peer) stream.peer.close(4001, "replaced by a new connection of the same trainer");
+    Object.assign(stream, { peer, credits: 0, pending: [], pendingHead: 0, inFlight: new Set(), queued: new Set() });
+    const unacked = await c.repo.unackedIds(stream.id);
+    for (const id of unacked) this.enqueue(stream, id);
+    peer.send({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: stream.id, policy_version: c.policyVersion, unacked: unacked.length });
+    for (const groupId of await c.repo.finishedGroupsWithUnacked(stream.id)) await this.sendGroup(stream, groupId);
+    return stream;
+  }
+
+  async message(stream: TrainerStream, message: TrainerToCoordinator): Promise<void> {
+    const c = this.coordinator;
+    const peer = stream.peer;
+    if (!peer) return;
+    switch (message.type) {
+      case "hello":
+        peer.send({ type: "error", code: "bad_frame", message: "hello was already received" });
+        return;
+      case "submit": {
+        const task = typeof message.group.task === "string" ? this.tasks.get(message.group.task) : message.group.task;
+        if (!task) {
+          peer.send({ type: "error", code: "not_found", message: `no task "${String(message.group.task)}" in the coordinator's task file`, request_id: message.request_id });
+          return;
+        }
+        const spec = message.group;
+        const group = await c.submitGroup({
+          trainerId: stream.id,
+          taskId: task.task_id,
+          request: requestForGroup(spec, task),
+          n: spec.n,
+          earlyStopMinUsable: spec.early_stop_min_usable ?? null,
+          advantages: spec.advantages,
+          callbackUrl: null,
+        });
+        peer.send({ type: "submitted", request_id: message.request_id, group_id: group.id, rollout_ids: group.members });
+        return;
+      }
+      case "credit":
+        stream.credits += message.n;
+        await this.pump(stream);
+        return;
+      case "ack":
+        for (const id of message.result_ids) stream.inFlight.delete(id);
+        await c.acks.add({ trainerId: stream.id, ids: message.result_ids });
+        return;
+      case "cancel_group": {
+        const group = c.groups.get(message.group_id);
+        if (!group || group.trainerId !== stream.id) {
+          peer.send({ type: "error", code: "not_found", message: `no running group ${message.group_id} of this trainer` });
+          return;
+        }
+        await c.cancelGroup(group, "cancelled by the trainer");
+        return;
+      }
+      case "policy":
+        await this.setVersion(stream, message.version);
+        return;
+      case "pause":
+        c.paused = true;
+        this.pauses.start(message.request_id, c.nodes.values(), (nodes) => stream.peer?.send({ type: "paused", request_id: message.request_id, nodes }));
+        return;
+      case "resume":
+        if (!(await this.setVersion(stream, message.version))) return;
+        c.paused = false;
+        for (const node of c.nodes.values()) node.peer?.send({ type: "resume", policy_version: c.policyVersion });
+        peer.send({ type: "resumed", policy_version: c.policyVersion });
+        return;
+    }
+  }
+
+  closed(stream: TrainerStream, peer: TrainerPeer): void {
+    if (stream.peer === peer) stream.peer = null;
+  }
+
+  private async setVersion(stream: TrainerStream, version: number): Promise<boolean> {
+    try {
+      await this.coordinator.setPolicyVersion(version);
+      return true;
+    } catch (err) {
+      stream.peer?.send({ type: "error", code: "conflict", message: (err as Error).message });
+      return false;
+    }
+  }
+
+  private resultReady(trainerId: string, result: StreamedResult): void {
+    const stream = this.coordinator.trainers.get(trainerId);
+    if (!stream?.peer) return; // owed: sent from the store when the trainer connects
+    this.coordinator.cache.set(result, estimateBytes(result));
+    this.enqueue(stream, result.result_id);
+    void this.pump(stream);
+  }
+
+  private enqueue(stream: TrainerStream, id: string): void {
+    if (stream.queued.has(id) || stream.inFlight.has(id)) return;
+    stream.queued.add(id);
+    stream.pending.push(id);
+  }
+
+  /** Sends owed results while credits last; one pump per stream at a time. */
+  private async pump(stream: TrainerStream): Promise<void> {
+    if (stream.pumping) return;
+    stream.pumping = true;
+    const c = this.coordinator;
+    try {
+      while (stream.peer && stream.credits > 0 && pendingCount(stream) > 0) {
+        const ids = takePending(stream, Math.min(stream.credits, PUMP_BATCH));
+        const found = new Map<string, StreamedResult>();
+        const missing: string[] = [];
+        for (const id of ids) {
+          const cached = c.cache.take(id);
+          if (cached) found.set(id, cached);
+          else missing.push(id);
+        }
+        if (missing.length > 0) for (const row of await c.repo.resultsById(missing)) found.set(row.rolloutId, streamedFromRow(row));
+        for (const id of ids) {
+          stream.queued.delete(id);
+          const result = found.get(id);
+          if (!result || !stream.peer) continue; // pruned, or the trainer left (it is owed again on reconnect)
+          const bytes = stream.peer.send({ type: "result", result });
+          stream.credits--;
+          stream.inFlight.add(id);
+          c.counters.results_streamed++;
+          c.counters.results_streamed_bytes += bytes;
+        }
+      }
+    } finally {
+      stream.pumping = false;
+    }
+  }
+
+  private async sendGroup(stream: TrainerStream, groupId: string): Promise<void> {
+    const summary = await this.coordinator.groupSummary(groupId);
+    const row = await this.coordinator.repo.findGroup(groupId);
+    if (!summary || !row) return;
+    stream.peer?.send({
+      type: "group",
+      group_id: groupId,
+      status: row.state === "cancelled" ? "cancelled" : "completed",
+      rollout_ids: summary.rollout_ids,
+      rewards: summary.rewards,
+      advantages: summary.advantages,
+    });
+  }
+}
+
+/** Token arrays dominate a result's size: ~8 bytes a token in the four per-token arrays. */
+function estimateBytes(result: StreamedResult): number {
+  let tokens = 0;
+  for (const trace of result.traces) {
+    for (const key of ["prompt_ids", "response_ids", "loss_mask", "response_logprobs"]) {
+      const value = trace[key];
+      if (Array.isArray(value)) tokens += value.length;
+    }
+  }
+  return 1024 + tokens * 8;
+}

@@ -1,0 +1,53 @@
+// Why: both WebSocket endpoints treat frames alike — JSON parsed against the endpoint's schema,
+// handled strictly in arrival order per connection, a bad frame answered with an error frame and
+// a peer that keeps sending them disconnected.
+import type { ServerWebSocket } from "bun";
+import type { z } from "zod";
+
+export interface SocketData {
+  role: "node" | "trainer";
+  badFrames: number;
+  /** Frames of one connection are handled one after another. */
+  chain: Promise<void>;
+  /** Set by the endpoint once the handshake succeeded. */
+  attached: unknown;
+  onClose: (() => void) | null;
+}
+
+/** Sends a frame (when the socket is open) and returns its size in bytes. */
+export function sendJson(ws: ServerWebSocket<SocketData>, message: unknown): number {
+  if (ws.readyState !== 1) return 0;
+  const text = JSON.stringify(message);
+  ws.send(text);
+  return text.length;
+}
+
+/** Parses a frame; on failure answers with an error frame and counts it against the peer. */
+export function parseFrame<S extends z.ZodType>(ws: ServerWebSocket<SocketData>, raw: string | Buffer, schema: S, maxBadFrames: number): z.infer<S> | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof raw === "string" ? raw : raw.toString("utf8"));
+  } catch {
+    return badFrame(ws, "frame is not JSON", maxBadFrames);
+  }
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(frame)"}: ${i.message}`);
+  return badFrame(ws, `invalid frame: ${issues.join("; ")}`, maxBadFrames);
+}
+
+function badFrame(ws: ServerWebSocket<SocketData>, message: string, maxBadFrames: number): null {
+  ws.data.badFrames++;
+  sendJson(ws, { type: "error", code: "bad_frame", message });
+  if (ws.data.badFrames >= maxBadFrames) ws.close(1008, "too many bad frames");
+  return null;
+}
+
+/** Queues a handler behind the connection's earlier frames; a thrown error becomes an error frame. */
+export function inOrder(ws: ServerWebSocket<SocketData>, handle: () => Promise<void> | void): void {
+  ws.data.chain = ws.data.chain.then(handle).catch((err: unknown) => {
+    // The peer learns only that it failed; the operator's log gets the kind of error, never frame contents.
+    console.error(JSON.stringify({ level: "error", where: `ws ${ws.data.role}`, error: err instanceof Error ? err.name : "unknown" }));
+    sendJson(ws, { type: "error", code: "internal", message: "internal error" });
+  });
+}

@@ -1,0 +1,182 @@
+// Why: a node joins a cluster by connecting out to the coordinator (`/v1/node`): it registers its
+// capacity, runs what it is assigned, reports progress and results (stored before they are
+// sent, sent again until acknowledged), heartbeats its load, and obeys cancel, drain and
+// pause/resume. It reconnects by itself and, on every (re)connect, tells the coordinator what it
+// still holds, from its own store.
+import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator } from "../protocol/node-link.ts";
+import type { SessionResult } from "../protocol/rollout.ts";
+import type { AssignmentsRepo, OwedAssignment } from "./store/assignments-repo.ts";
+
+export interface CoordinatorLinkOptions {
+  url: string;
+  token: string;
+  nodeId: string;
+  version: string;
+  capacity: { init: number; run: number; postrun: number };
+  harnesses: string[];
+  engines: string[];
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+}
+
+/** What the link needs from the rest of the node. */
+export interface NodeSide {
+  assignments: AssignmentsRepo;
+  /** Stores and starts an assigned rollout under the node's own id; returns that id. */
+  start(assignment: Assignment): Promise<string>;
+  /** Stops a live rollout (its result is then stored and reported like any other). */
+  cancel(localRolloutId: string): void;
+  isLive(localRolloutId: string): boolean;
+  load(): { queued: number; init: number; ready: number; run: number; postrun: number };
+  /** Ready sandboxes per image. */
+  warmImages(): Record<string, number>;
+  /** Gateway calls since the last call of this (count, summed and max latency). */
+  takeGatewayLatency(): Promise<{ calls: number; total_ms: number; max_ms: number }>;
+  pause(): Promise<number>;
+  resume(policyVersion: number): void;
+  drain(): void;
+}
+
+export class CoordinatorLink {
+  private ws: WebSocket | null = null;
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+  private delay: number;
+  private stopped = false;
+  /** Node rollout id → the coordinator's rollout id and attempt (live and owed ones). */
+  private readonly byLocal = new Map<string, { rolloutId: string; attempt: number }>();
+  connected = false;
+
+  constructor(
+    private readonly options: CoordinatorLinkOptions,
+    private readonly node: NodeSide,
+  ) {
+    this.delay = options.reconnectMinMs ?? 500;
+  }
+
+  start(): void {
+    this.open();
+  }
+
+  /** The pipeline stored a result: send it if it belongs to an assignment. */
+  onResult(result: SessionResult, localRolloutId: string): void {
+    void this.reportStored(localRolloutId, result);
+  }
+
+  /** A rollout changed state: the coordinator shows the stage of what it assigned. */
+  onTransition(localRolloutId: string, state: string): void {
+    const ref = this.byLocal.get(localRolloutId);
+    if (ref) this.send({ type: "progress", rollout_id: ref.rolloutId, attempt: ref.attempt, state: state.toLowerCase() });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.ws?.close(1000, "node stopping");
+  }
+
+  private open(): void {
+    const url = `${this.options.url.replace(/^http/, "ws").replace(/\/$/, "")}/v1/node`;
+    const ws = new (WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket)(url, { headers: { authorization: `Bearer ${this.options.token}` } });
+    this.ws = ws;
+    ws.onopen = () => void this.hello(ws);
+    ws.onmessage = (event) => void this.onFrame(String(event.data));
+    ws.onerror = () => {};
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.connected = false;
+      if (this.heartbeat) clearInterval(this.heartbeat);
+      if (this.stopped) return;
+      this.reconnectTimer = setTimeout(() => this.open(), this.delay);
+      this.delay = Math.min(this.delay * 2, this.options.reconnectMaxMs ?? 10_000);
+    };
+  }
+
+  private async hello(ws: WebSocket): Promise<void> {
+    const owed = await this.node.assignments.owed();
+    for (const a of owed) this.byLocal.set(a.rolloutId, { rolloutId: a.coordinatorRolloutId, attempt: a.attempt });
+    const held = owed.map((a) => ({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, state: a.result ? "finished" : this.node.isLive(a.rolloutId) ? a.state.toLowerCase() : "finished" }));
+    this.sendOn(ws, {
+      type: "hello",
+      protocol_version: LINK_PROTOCOL_VERSION,
+      node_id: this.options.nodeId,
+      version: this.options.version,
+      capacity: this.options.capacity,
+      harnesses: this.options.harnesses,
+      images_warm: this.node.warmImages(),
+      engines: this.options.engines,
+      held,
+    });
+  }
+
+  private async onFrame(text: string): Promise<void> {
+    const parsed = CoordinatorToNode.safeParse(JSON.parse(text));
+    if (!parsed.success) return;
+    const message = parsed.data;
+    switch (message.type) {
+      case "welcome":
+        this.connected = true;
+        this.delay = this.options.reconnectMinMs ?? 500;
+        this.startHeartbeat(message.heartbeat_ms);
+        // Results the coordinator has not acknowledged (finished while away, or before a restart).
+        for (const owed of await this.node.assignments.owed()) if (owed.result) this.sendResult(owed, owed.result);
+        return;
+      case "assign": {
+        const a = message.assignment;
+        const local = await this.node.start(a);
+        this.byLocal.set(local, { rolloutId: a.rollout_id, attempt: a.attempt });
+        return;
+      }
+      case "cancel":
+        for (const [local, ref] of this.byLocal) if (ref.rolloutId === message.rollout_id && ref.attempt === message.attempt) this.node.cancel(local);
+        return;
+      case "result_ack":
+        await this.node.assignments.acknowledge(message.rollout_id, message.attempt);
+        for (const [local, ref] of this.byLocal) if (ref.rolloutId === message.rollout_id && ref.attempt === message.attempt) this.byLocal.delete(local);
+        return;
+      case "drain":
+        this.node.drain();
+        return;
+      case "pause": {
+        const version = await this.node.pause();
+        this.send({ type: "paused", request_id: message.request_id, policy_version: version });
+        return;
+      }
+      case "resume":
+        this.node.resume(message.policy_version);
+        this.send({ type: "resumed", policy_version: message.policy_version });
+        return;
+      case "error":
+        console.error(`polar node: coordinator says ${message.code}: ${message.message}`);
+        return;
+    }
+  }
+
+  private async reportStored(localRolloutId: string, result: SessionResult): Promise<void> {
+    const row = await this.node.assignments.find(localRolloutId);
+    if (!row || row.ackedAt) return;
+    this.sendResult({ ...row, state: result.status, result: result as unknown as Record<string, unknown> }, result as unknown as Record<string, unknown>);
+  }
+
+  /** The result as the coordinator knows the rollout: its ids, not the node's own. */
+  private sendResult(owed: OwedAssignment, result: Record<string, unknown>): void {
+    const reported = { ...result, session_id: owed.coordinatorRolloutId, task_id: owed.taskId };
+    this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported as never });
+  }
+
+  private startHeartbeat(ms: number): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = setInterval(() => {
+      void this.node.takeGatewayLatency().then((gateway) => this.send({ type: "heartbeat", load: this.node.load(), images_warm: this.node.warmImages(), gateway }));
+    }, ms);
+  }
+
+  private send(message: NodeToCoordinator): void {
+    if (this.ws) this.sendOn(this.ws, message);
+  }
+
+  private sendOn(ws: WebSocket, message: NodeToCoordinator): void {
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+  }
+}

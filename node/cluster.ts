@@ -1,0 +1,93 @@
+// Why: what joining a coordinator adds to a running node — the link's view of the pipeline,
+// pool, gateway and store (node/agent.ts stays free of them) — assembled in one place.
+import type { Assignment } from "../protocol/node-link.ts";
+import { TaskRequest } from "../protocol/rollout.ts";
+import { withTaskDefaults, type TaskCatalog } from "./api/task-catalog.ts";
+import { CoordinatorLink } from "./agent.ts";
+import type { PolicyGate } from "./gateway/policy-gate.ts";
+import { existsSync } from "node:fs";
+import { PINNED_CLIS, pinnedBinary } from "./harness/common.ts";
+import { builderStrategy, harnessKind } from "./pipeline/names.ts";
+import type { Pipeline } from "./pipeline/pipeline.ts";
+import { newRollout } from "./pipeline/rollout.ts";
+import type { SandboxPool } from "./runtime/types.ts";
+import { AssignmentsRepo } from "./store/assignments-repo.ts";
+import { CallLatency } from "./store/call-latency.ts";
+import type { NodeDb } from "./store/db.ts";
+import type { RolloutsRepo } from "./store/rollouts-repo.ts";
+import pkg from "../package.json" with { type: "json" };
+
+export interface ClusterDeps {
+  coordinator: { url: string; token: string };
+  nodeId: string;
+  workers: { init: number; run: number; postrun: number };
+  engines: string[];
+  db: NodeDb;
+  rollouts: RolloutsRepo;
+  pipeline: Pipeline;
+  pool: SandboxPool;
+  gate: PolicyGate;
+  /** An assignment naming a task of the node's task file may omit what the task defines. */
+  catalog: TaskCatalog;
+  drain(): void;
+}
+
+/** The node's own ids for an assignment: one rollout (and task) per attempt. */
+export function localIds(a: Assignment): { rolloutId: string; taskId: string } {
+  const rolloutId = `${a.rollout_id}.${a.attempt}`;
+  return { rolloutId, taskId: `coordinator:${rolloutId}` };
+}
+
+export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
+  const assignments = new AssignmentsRepo(deps.db);
+  const latency = new CallLatency(deps.db);
+  const link = new CoordinatorLink(
+    {
+      url: deps.coordinator.url,
+      token: deps.coordinator.token,
+      nodeId: deps.nodeId,
+      version: pkg.version,
+      capacity: deps.workers,
+      harnesses: ["mini", "command", ...PINNED_CLIS.filter((cli) => existsSync(pinnedBinary(cli)))],
+      engines: deps.engines,
+    },
+    {
+      assignments,
+      async start(a) {
+        const { rolloutId, taskId } = localIds(a);
+        const body = withTaskDefaults(a.request as unknown as Record<string, unknown>, deps.catalog.get(a.request.task_id));
+        const request = TaskRequest.parse({ ...body, num_samples: 1, timeout_seconds: a.remaining_timeout_seconds });
+        const harness = harnessKind(request.agent.harness) ?? "mini";
+        const strategy = builderStrategy(request.builder.strategy) ?? "per-call";
+        await deps.rollouts.createTask(taskId, request as unknown as Record<string, unknown>, [{ id: rolloutId, sampleIndex: 0, priority: request.dispatch_priority }]);
+        await assignments.insert({ rolloutId, coordinatorRolloutId: a.rollout_id, attempt: a.attempt, groupId: a.group_id, taskId: request.task_id });
+        deps.pipeline.submit(newRollout({ id: rolloutId, taskId, sampleIndex: 0, request, harness, strategy }));
+        return rolloutId;
+      },
+      cancel: (id) => void deps.pipeline.stop(id, "cancelled"),
+      isLive: (id) => deps.pipeline.liveRollouts().some((r) => r.id === id),
+      load() {
+        const m = deps.pipeline.metrics();
+        return { queued: m.init_queue_depth, init: m.init_inflight, ready: m.ready_depth, run: m.run_inflight, postrun: m.postrun_queue_depth + m.postrun_inflight };
+      },
+      warmImages() {
+        const images: Record<string, number> = {};
+        for (const [key, n] of Object.entries(deps.pool.warm())) {
+          const image = key.split("#")[0]!;
+          images[image] = (images[image] ?? 0) + n;
+        }
+        return images;
+      },
+      takeGatewayLatency: () => latency.take(),
+      async pause() {
+        await deps.gate.pause();
+        return deps.gate.policyVersion;
+      },
+      resume: (version) => deps.gate.resume(version),
+      drain: deps.drain,
+    },
+  );
+  deps.pipeline.transitions.onTransition((r) => link.onTransition(r.id, r.state));
+  link.start();
+  return link;
+}

@@ -1,0 +1,100 @@
+// Why: the node agent and the coordinator talk over one WebSocket (`/v1/node`); every frame in
+// either direction is one of these schemas, parsed on arrival, so neither side trusts the other's
+// shapes. The protocol version is checked in the handshake.
+import { z } from "zod";
+import { TaskRequest } from "./rollout.ts";
+
+export const LINK_PROTOCOL_VERSION = 1;
+
+/** Per-stage worker counts a node offers (Polar's max_*_workers). */
+export const StageCapacity = z.object({
+  init: z.number().int().min(1),
+  run: z.number().int().min(1),
+  postrun: z.number().int().min(1),
+});
+export type StageCapacity = z.infer<typeof StageCapacity>;
+
+/** Queued / in-flight rollouts per stage (Polar's NodeStageMetrics, summed as `total`). */
+export const StageLoad = z.object({
+  queued: z.number().int().nonnegative(),
+  init: z.number().int().nonnegative(),
+  ready: z.number().int().nonnegative(),
+  run: z.number().int().nonnegative(),
+  postrun: z.number().int().nonnegative(),
+});
+export type StageLoad = z.infer<typeof StageLoad>;
+
+/** Gateway call latency a node saw since its last heartbeat. */
+export const GatewayLatency = z.object({
+  calls: z.number().int().nonnegative(),
+  total_ms: z.number().nonnegative(),
+  max_ms: z.number().nonnegative(),
+});
+
+/** A rollout a node holds: which attempt, and how far it got. */
+export const HeldRollout = z.object({
+  rollout_id: z.string(),
+  attempt: z.number().int().min(1),
+  state: z.string(),
+});
+
+/** What the coordinator asks a node to run: one session of a task (Polar's SessionDispatchRequest). */
+export const Assignment = z.object({
+  rollout_id: z.string(),
+  attempt: z.number().int().min(1),
+  group_id: z.string(),
+  /** The task as Polar's TaskRequest with num_samples 1; the node runs it as session `rollout_id`. */
+  request: TaskRequest,
+  /** Task budget left, counted from INIT on the node. */
+  remaining_timeout_seconds: z.number().positive(),
+});
+export type Assignment = z.infer<typeof Assignment>;
+
+/** A finished session as the node reports it (Polar's SessionResult, kept as sent). */
+export const ReportedResult = z.looseObject({
+  session_id: z.string(),
+  task_id: z.string(),
+  status: z.enum(["COMPLETED", "ERROR", "TIMEOUT"]),
+  trajectory: z.looseObject({ traces: z.array(z.looseObject({ reward: z.number().nullable().optional() })) }),
+});
+export type ReportedResult = z.infer<typeof ReportedResult>;
+
+export const NodeHello = z.object({
+  type: z.literal("hello"),
+  protocol_version: z.number().int(),
+  node_id: z.string().min(1).max(128),
+  version: z.string(),
+  capacity: StageCapacity,
+  harnesses: z.array(z.string()),
+  images_warm: z.record(z.string(), z.number().int().nonnegative()),
+  engines: z.array(z.string()),
+  /** Rollouts the node still runs (after a blip or a restart of the coordinator). */
+  held: z.array(HeldRollout),
+});
+export type NodeHello = z.infer<typeof NodeHello>;
+
+export const NodeToCoordinator = z.discriminatedUnion("type", [
+  NodeHello,
+  z.object({ type: z.literal("heartbeat"), load: StageLoad, images_warm: z.record(z.string(), z.number().int().nonnegative()), gateway: GatewayLatency.optional() }),
+  z.object({ type: z.literal("progress"), rollout_id: z.string(), attempt: z.number().int().min(1), state: z.string() }),
+  /** Sent until acknowledged (the node keeps it in its store until then). */
+  z.object({ type: z.literal("result"), rollout_id: z.string(), attempt: z.number().int().min(1), result: ReportedResult }),
+  /** Answer to `pause`: every in-flight LLM call has drained. */
+  z.object({ type: z.literal("paused"), request_id: z.string(), policy_version: z.number().int() }),
+  z.object({ type: z.literal("resumed"), policy_version: z.number().int() }),
+]);
+export type NodeToCoordinator = z.infer<typeof NodeToCoordinator>;
+
+export const CoordinatorToNode = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), node_id: z.string(), heartbeat_ms: z.number().int().positive(), policy_version: z.number().int() }),
+  z.object({ type: z.literal("assign"), assignment: Assignment }),
+  z.object({ type: z.literal("cancel"), rollout_id: z.string(), attempt: z.number().int().min(1), reason: z.string() }),
+  /** Finish running work, take no new. */
+  z.object({ type: z.literal("drain") }),
+  z.object({ type: z.literal("pause"), request_id: z.string() }),
+  z.object({ type: z.literal("resume"), policy_version: z.number().int() }),
+  /** The result is durable at the coordinator: the node may forget it. */
+  z.object({ type: z.literal("result_ack"), rollout_id: z.string(), attempt: z.number().int().min(1) }),
+  z.object({ type: z.literal("error"), code: z.string(), message: z.string() }),
+]);
+export type CoordinatorToNode = z.infer<typeof CoordinatorToNode>;

@@ -1,0 +1,98 @@
+// Why: trainers talk to the coordinator over one WebSocket (`/v1/trainer`): groups in, results
+// out under credit-based flow control with acknowledgements. Every frame is one of these schemas,
+// shared by the coordinator and the TypeScript client.
+import { z } from "zod";
+import { AgentSpec, EvaluatorSpec, StrategySpec, TaskMetadata } from "./rollout.ts";
+import { RuntimeSpec } from "./runtime.ts";
+
+export const TRAINER_PROTOCOL_VERSION = 1;
+
+/** An inline task: what a TaskRequest says about the work itself. */
+export const InlineTask = z.looseObject({
+  task_id: z.string().min(1),
+  instruction: z.string(),
+  runtime: RuntimeSpec.nullable().optional(),
+  evaluator: EvaluatorSpec.nullable().optional(),
+  timeout_seconds: z.number().positive().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const ADVANTAGE_MODES = ["none", "mean", "mean_std"] as const;
+
+export const GroupSpec = z
+  .object({
+    /** An inline task, or the id of a task in the coordinator's loaded task file. */
+    task: z.union([InlineTask, z.string().min(1)]),
+    n: z.number().int().min(1).max(4096),
+    agent: AgentSpec,
+    builder: StrategySpec.optional(),
+    priority: z.number().int().min(0).max(100).default(0),
+    metadata: TaskMetadata.default({}),
+    /** Finish once this many results are usable; the rest are cancelled. */
+    early_stop_min_usable: z.number().int().min(1).optional(),
+    /** A `group` message with GRPO advantages when the group completes. */
+    advantages: z.enum(ADVANTAGE_MODES).default("mean"),
+  })
+  .refine((g) => g.early_stop_min_usable === undefined || g.early_stop_min_usable <= g.n, {
+    message: "early_stop_min_usable cannot exceed n",
+    path: ["early_stop_min_usable"],
+  });
+export type GroupSpec = z.infer<typeof GroupSpec>;
+export type GroupSpecInput = z.input<typeof GroupSpec>;
+
+export const ROLLOUT_RESULT_STATUSES = ["COMPLETED", "ERROR", "TIMEOUT", "CANCELLED"] as const;
+
+/** One finished rollout as a trainer receives it. */
+export const StreamedResult = z.object({
+  result_id: z.string(),
+  group_id: z.string(),
+  rollout_id: z.string(),
+  status: z.enum(ROLLOUT_RESULT_STATUSES),
+  reward: z.number().nullable(),
+  /** Polar's traces (prompt_ids, response_ids, loss_mask, response_logprobs, reward, metadata). */
+  traces: z.array(z.record(z.string(), z.unknown())),
+  /** Policy version the rollout started at, and the versions its calls were sampled with. */
+  policy_version_started: z.number().int(),
+  policy_versions: z.array(z.number().int()),
+  /** Started more than max_staleness versions before the version current when it finished. */
+  stale: z.boolean(),
+  timing: z.record(z.string(), z.number()),
+  node_id: z.string().nullable(),
+  error: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export type StreamedResult = z.infer<typeof StreamedResult>;
+
+export const TrainerToCoordinator = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("hello"), protocol_version: z.number().int(), trainer_id: z.string().min(1).max(128) }),
+  z.object({ type: z.literal("submit"), request_id: z.string(), group: GroupSpec }),
+  /** Grants `n` more results. */
+  z.object({ type: z.literal("credit"), n: z.number().int().min(1).max(1_000_000) }),
+  z.object({ type: z.literal("ack"), result_ids: z.array(z.string()).min(1).max(100_000) }),
+  z.object({ type: z.literal("cancel_group"), group_id: z.string() }),
+  /** The trainer's current policy version (staleness is measured against it). */
+  z.object({ type: z.literal("policy"), version: z.number().int().nonnegative() }),
+  /** Hold new LLM calls on every node; answered by `paused` once all have drained. */
+  z.object({ type: z.literal("pause"), request_id: z.string() }),
+  z.object({ type: z.literal("resume"), version: z.number().int().nonnegative() }),
+]);
+export type TrainerToCoordinator = z.infer<typeof TrainerToCoordinator>;
+
+export const CoordinatorToTrainer = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), trainer_id: z.string(), policy_version: z.number().int(), unacked: z.number().int().nonnegative() }),
+  z.object({ type: z.literal("submitted"), request_id: z.string(), group_id: z.string(), rollout_ids: z.array(z.string()) }),
+  z.object({ type: z.literal("result"), result: StreamedResult }),
+  z.object({
+    type: z.literal("group"),
+    group_id: z.string(),
+    status: z.enum(["completed", "cancelled"]),
+    rollout_ids: z.array(z.string()),
+    rewards: z.array(z.number().nullable()),
+    /** Reward minus the group mean (divided by the std for `mean_std`); null where no reward. */
+    advantages: z.array(z.number().nullable()),
+  }),
+  z.object({ type: z.literal("paused"), request_id: z.string(), nodes: z.number().int().nonnegative() }),
+  z.object({ type: z.literal("resumed"), policy_version: z.number().int() }),
+  z.object({ type: z.literal("error"), code: z.string(), message: z.string(), request_id: z.string().optional() }),
+]);
+export type CoordinatorToTrainer = z.infer<typeof CoordinatorToTrainer>;

@@ -1,0 +1,98 @@
+// A cluster of real processes on port 0 — `polar coordinator`, two `polar node --coordinator`
+// (process runtime, the task-solving mock engine) — and the TypeScript trainer client: groups of
+// a bundled task run end to end with rewards of both kinds; one node is killed with SIGKILL
+// mid-rollout and its rollouts finish on the other, each delivered to the trainer exactly once.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TrainerClient } from "../clients/typescript/trainer-client.ts";
+import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { startMockEngine } from "../node/mock-engine/index.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const dir = mkdtempSync(join(tmpdir(), "polar-cluster-"));
+const children: ReturnType<typeof Bun.spawn>[] = [];
+const engine = await startMockEngine({ port: 0, tasks: join(ROOT, "tasks/tasks.jsonl"), successProbability: 0.5, seed: 7 });
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  await Promise.all(children.map((c) => c.exited));
+  await engine.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function spawn(args: string[], env: Record<string, string> = {}): ReturnType<typeof Bun.spawn> {
+  const child = Bun.spawn(["bun", join(ROOT, "bin/polar.ts"), ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
+  children.push(child);
+  return child;
+}
+
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return text.split("\n")[0]!;
+}
+
+function startNode(id: string, coordinatorUrl: string): ReturnType<typeof Bun.spawn> {
+  return spawn(
+    ["node", "--node-id", id, "--port", "0", "--db", join(dir, `${id}.db`), "--runtime", "process", "--engine", engine.url, "--coordinator", coordinatorUrl, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
+    { POLAR_NODE_TOKEN: TOKENS.nodeToken },
+  );
+}
+
+const TASK_ROWS = new Map(
+  readFileSync(join(ROOT, "tasks/tasks.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { task_id?: string; instance_id?: string; instruction?: string; problem_statement?: string })
+    .map((row) => [row.task_id ?? row.instance_id!, row.instruction ?? row.problem_statement!]),
+);
+const bundled = (id: string) => ({ task_id: id, instruction: TASK_ROWS.get(id)! });
+
+const admin = (url: string, path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
+
+test("coordinator + 2 nodes + trainer: groups end to end; a node killed mid-rollout → its rollouts finish on the other, each delivered once", async () => {
+  const coordinator = spawn(["coordinator", "--port", "0", "--db", join(dir, "coordinator.db"), "--node-grace-ms", "1500", "--heartbeat-ms", "500", "--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken]);
+  const url = (JSON.parse(await firstLine(coordinator.stdout as ReadableStream<Uint8Array>)) as { url: string }).url;
+  const victim = startNode("node-a", url);
+  startNode("node-b", url);
+  await waitFor(async () => (await admin(url, "/v1/admin/nodes")).nodes.filter((n: { status: string }) => n.status === "connected").length === 2, "2 nodes connected", 60_000);
+
+  const results: StreamedResult[] = [];
+  const groups: { group_id: string; advantages: (number | null)[] }[] = [];
+  const trainer = new TrainerClient({ url, token: TOKENS.trainerToken, trainerId: "e2e", reconnectDelayMs: 100, onResult: (r) => void results.push(r), onGroup: (g) => void groups.push(g) });
+  await trainer.ready();
+  // The trainer names a bundled task and its problem statement; each node fills in the task's
+  // runtime (repository upload) and evaluator from its own task file.
+  const a = await trainer.submit({ task: bundled("py-csv-trailing-empty-field"), n: 4, agent: { harness: "mini" } });
+  const b = await trainer.submit({ task: bundled("js-leap-year-century"), n: 4, agent: { harness: "mini" } });
+
+  // Kill node-a as soon as it runs something.
+  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=assigned")).rollouts.some((r: { node_id: string; stage: string | null }) => r.node_id === "node-a" && r.stage === "run"), "node-a running a rollout", 120_000);
+  victim.kill("SIGKILL");
+  await waitFor(() => results.length === 8, "8 results", 300_000);
+
+  const ids = [...a.rollout_ids, ...b.rollout_ids];
+  expect(new Set(results.map((r) => r.rollout_id))).toEqual(new Set(ids));
+  expect(results.length).toBe(8);
+  expect(trainer.counts.duplicates).toBe(0);
+  const stats = await admin(url, "/v1/admin/stats");
+  expect(stats.requeued).toBeGreaterThan(0);
+  expect(stats.nodes_lost).toBe(1);
+  for (const r of results) {
+    expect(r.status).toBe("COMPLETED");
+    expect(r.traces.length).toBeGreaterThan(0);
+    expect([0, 1]).toContain(r.reward!);
+  }
+  // The solving policy at 0.5: both rewards appear over 8 rollouts with this seed.
+  expect(new Set(results.map((r) => r.reward))).toEqual(new Set([0, 1]));
+  await waitFor(() => groups.length === 2, "both group messages");
+  trainer.close();
+}, 600_000);
