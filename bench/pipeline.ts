@@ -1,13 +1,14 @@
 // Why: the pipeline exists to keep the inference engine busy while sandboxes start, tasks are
 // set up and tests run. This measures, in one run, the engine-busy fraction of the overlapped
 // pipeline (node/pipeline, INIT ahead of RUN, POSTRUN beside it) against the same stages run one
-// after another in each slot, on the same workload.
+// after another in each slot, and against a synchronous loop (a batch of slots starts together,
+// the next batch waits for its slowest rollout), on the same workload.
 //
 //   bun bench/pipeline.ts [--rollouts 80] [--capacity 16] [--slots 20] [--scale 0.1] [--seed 1]
 //
 // The engine is the mock engine with its latency model set to real-GPU rates (Qwen3-8B class on
-// one H100 at batch 16: ~200 ms to first token, ~20 ms per output token; ~260 output tokens per
-// turn). Stage durations (container start 1–3 s, setup 5–20 s, 10–40 agent turns with 0.2–2 s of
+// one H100 at batch 16: ~200 ms to first token, ~20 ms per output token; 260 output tokens per
+// turn, ~5.4 s). Stage durations (container start 1–3 s, setup 5–20 s, 10–40 agent turns with 0.2–2 s of
 // tool execution after each, tests in a fresh container 1–3 s + 10–40 s) are drawn once per
 // rollout from a seeded generator, and both modes run the same draws. Every duration is
 // multiplied by --scale so a run takes a couple of minutes; fractions do not depend on it.
@@ -36,10 +37,16 @@ const SLOTS = Number(values.slots ?? 20);
 const SCALE = Number(values.scale ?? 0.1);
 const SEED = Number(values.seed ?? 1);
 
-/** Real-GPU rates (ms) before scaling. */
+/** Real-GPU rates (ms) before scaling, and output tokens per agent turn. */
 const TTFT_MS = 200;
 const MS_PER_TOKEN = 20;
-const THINK_WORDS = 250;
+const TOKENS_PER_TURN = 260;
+/**
+ * The mock engine really generates a short answer (~20 tokens: little CPU on a shared machine);
+ * the time of the other tokens goes into its time to first token, so a turn lasts what 260
+ * tokens take on the GPU.
+ */
+const GENERATED_TOKENS = 20;
 
 interface Draw {
   containerStartMs: number;
@@ -149,6 +156,23 @@ async function sequential(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
   return meter.result();
 }
 
+/** A synchronous loop: a batch of `SLOTS` rollouts starts together and the next waits for its slowest. */
+async function batched(engineUrl: string, all: Draw[]): Promise<ReturnType<BusyMeter["result"]>> {
+  const meter = new BusyMeter();
+  for (let start = 0; start < all.length; start += SLOTS) {
+    const batch = all.slice(start, start + SLOTS);
+    if (start + SLOTS >= all.length) meter.markSteadyEnd();
+    await Promise.all(
+      batch.map(async (d) => {
+        await sleep(d.containerStartMs + d.setupMs);
+        await agentTurns(engineUrl, d, meter);
+        await sleep(d.evalStartMs + d.testsMs);
+      }),
+    );
+  }
+  return meter.result();
+}
+
 /** The real pipeline with ports whose stages take the drawn durations. */
 async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<BusyMeter["result"]>> {
   const meter = new BusyMeter();
@@ -214,9 +238,9 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
 
 const engine = await startMockEngine({
   port: 0,
-  ttftMs: TTFT_MS * SCALE,
+  ttftMs: (TTFT_MS + (TOKENS_PER_TURN - GENERATED_TOKENS) * MS_PER_TOKEN) * SCALE,
   msPerToken: MS_PER_TOKEN * SCALE,
-  script: { steps: [{ think: Array.from({ length: THINK_WORDS }, (_, i) => `step${i % 10}`).join(" "), text: "Running the next command." }] },
+  script: { steps: [{ think: "Next I run the tests again.", text: "Running the next command." }] },
 });
 try {
   const all = draws();
@@ -226,7 +250,9 @@ try {
   console.log(`overlapped  wall ${over.wall_s.toFixed(1)} s  engine busy ${pct(over.busy)} (steady ${pct(over.steady_busy)})`);
   const seq = await sequential(engine.url, all);
   console.log(`sequential  wall ${seq.wall_s.toFixed(1)} s  engine busy ${pct(seq.busy)} (steady ${pct(seq.steady_busy)})`);
-  console.log(`speed-up ×${(seq.wall_s / over.wall_s).toFixed(2)}`);
+  const batch = await batched(engine.url, all);
+  console.log(`batched     wall ${batch.wall_s.toFixed(1)} s  engine busy ${pct(batch.busy)} (steady ${pct(batch.steady_busy)})`);
+  console.log(`wall: sequential / overlapped ×${(seq.wall_s / over.wall_s).toFixed(2)}, batched / overlapped ×${(batch.wall_s / over.wall_s).toFixed(2)}`);
 } finally {
   await engine.stop();
 }
