@@ -86,6 +86,8 @@ function draws(): Draw[] {
 
 /** Integrates min(in flight, capacity) over time. */
 class BusyMeter {
+  readonly callMs: number[] = [];
+  readonly toolMs: number[] = [];
   private inFlight = 0;
   private last = performance.now();
   private area = 0;
@@ -111,16 +113,18 @@ class BusyMeter {
     this.advance();
     this.steadyEnd ??= performance.now();
   }
-  result(): { wall_s: number; busy: number; steady_busy: number } {
+  result(): { wall_s: number; busy: number; steady_busy: number; call_ms: number; tool_ms: number } {
     this.advance();
     const wall = this.last - this.start;
     const steady = (this.steadyEnd ?? this.last) - this.start;
-    return { wall_s: wall / 1000, busy: this.area / (CAPACITY * wall), steady_busy: this.steadyArea / (CAPACITY * steady) };
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    return { wall_s: wall / 1000, busy: this.area / (CAPACITY * wall), steady_busy: this.steadyArea / (CAPACITY * steady), call_ms: mean(this.callMs), tool_ms: mean(this.toolMs) };
   }
 }
 
 async function agentTurns(engineUrl: string, draw: Draw, meter: BusyMeter, signal?: AbortSignal): Promise<void> {
   for (let turn = 0; turn < draw.turns; turn++) {
+    const t0 = performance.now();
     meter.enter();
     try {
       const res = await fetch(`${engineUrl}/v1/chat/completions`, {
@@ -132,8 +136,11 @@ async function agentTurns(engineUrl: string, draw: Draw, meter: BusyMeter, signa
       await res.json();
     } finally {
       meter.leave();
+      meter.callMs.push(performance.now() - t0);
     }
+    const t1 = performance.now();
     await sleep(draw.toolMs[turn]!, signal);
+    meter.toolMs.push(performance.now() - t1);
   }
 }
 
@@ -229,7 +236,16 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
   });
   await repo.createTask("bench", request as unknown as Record<string, unknown>, rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: 0 })));
   for (const r of rollouts) pipeline.submit(r);
+  const samples: { run: number; ready: number; init: number; queued: number }[] = [];
+  const sampler = setInterval(() => {
+    const m = pipeline.metrics();
+    samples.push({ run: m.run_inflight, ready: m.ready_depth, init: m.init_inflight, queued: m.init_queue_depth });
+  }, 50);
   await Promise.all(rollouts.map((r) => pipeline.settled(r.id)));
+  clearInterval(sampler);
+  const steadySamples = samples.filter((x) => x.queued > 0);
+  const avg = (k: "run" | "ready" | "init") => (steadySamples.reduce((a, x) => a + x[k], 0) / Math.max(1, steadySamples.length)).toFixed(1);
+  console.log(`overlapped while rollouts were queued: run slots in use ${avg("run")} of ${SLOTS}, READY ${avg("ready")}, INIT ${avg("init")}`);
   const result = meter.result();
   await pipeline.close();
   store.close();
@@ -247,11 +263,11 @@ try {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   console.log(`pipeline bench: ${ROLLOUTS} rollouts, engine capacity ${CAPACITY}, ${SLOTS} run slots, time scale ${SCALE}, seed ${SEED}`);
   const over = await overlapped(engine.url, all);
-  console.log(`overlapped  wall ${over.wall_s.toFixed(1)} s  engine busy ${pct(over.busy)} (steady ${pct(over.steady_busy)})`);
+  console.log(`overlapped  wall ${over.wall_s.toFixed(1)} s  engine busy ${pct(over.busy)} (steady ${pct(over.steady_busy)})  mean LLM call ${over.call_ms.toFixed(0)} ms, tool ${over.tool_ms.toFixed(0)} ms`);
   const seq = await sequential(engine.url, all);
-  console.log(`sequential  wall ${seq.wall_s.toFixed(1)} s  engine busy ${pct(seq.busy)} (steady ${pct(seq.steady_busy)})`);
+  console.log(`sequential  wall ${seq.wall_s.toFixed(1)} s  engine busy ${pct(seq.busy)} (steady ${pct(seq.steady_busy)})  mean LLM call ${seq.call_ms.toFixed(0)} ms, tool ${seq.tool_ms.toFixed(0)} ms`);
   const batch = await batched(engine.url, all);
-  console.log(`batched     wall ${batch.wall_s.toFixed(1)} s  engine busy ${pct(batch.busy)} (steady ${pct(batch.steady_busy)})`);
+  console.log(`batched     wall ${batch.wall_s.toFixed(1)} s  engine busy ${pct(batch.busy)} (steady ${pct(batch.steady_busy)})  mean LLM call ${batch.call_ms.toFixed(0)} ms, tool ${batch.tool_ms.toFixed(0)} ms`);
   console.log(`wall: sequential / overlapped ×${(seq.wall_s / over.wall_s).toFixed(2)}, batched / overlapped ×${(batch.wall_s / over.wall_s).toFixed(2)}`);
 } finally {
   await engine.stop();
