@@ -1,13 +1,14 @@
 // Why: the pipeline exists to keep the inference engine busy while sandboxes start, tasks are
 // set up and tests run. This measures, in one run, the engine-busy fraction of the overlapped
 // pipeline (node/pipeline, INIT ahead of RUN, POSTRUN beside it) against the same stages run one
-// after another in each slot, on the same workload.
+// after another in each slot, and against a synchronous loop (a batch of slots starts together,
+// the next batch waits for its slowest rollout), on the same workload.
 //
 //   bun bench/pipeline.ts [--rollouts 80] [--capacity 16] [--slots 20] [--scale 0.1] [--seed 1]
 //
 // The engine is the mock engine with its latency model set to real-GPU rates (Qwen3-8B class on
-// one H100 at batch 16: ~200 ms to first token, ~20 ms per output token; ~260 output tokens per
-// turn). Stage durations (container start 1–3 s, setup 5–20 s, 10–40 agent turns with 0.2–2 s of
+// one H100 at batch 16: ~200 ms to first token, ~20 ms per output token; 260 output tokens per
+// turn, ~5.4 s). Stage durations (container start 1–3 s, setup 5–20 s, 10–40 agent turns with 0.2–2 s of
 // tool execution after each, tests in a fresh container 1–3 s + 10–40 s) are drawn once per
 // rollout from a seeded generator, and both modes run the same draws. Every duration is
 // multiplied by --scale so a run takes a couple of minutes; fractions do not depend on it.
@@ -36,10 +37,16 @@ const SLOTS = Number(values.slots ?? 20);
 const SCALE = Number(values.scale ?? 0.1);
 const SEED = Number(values.seed ?? 1);
 
-/** Real-GPU rates (ms) before scaling. */
+/** Real-GPU rates (ms) before scaling, and output tokens per agent turn. */
 const TTFT_MS = 200;
 const MS_PER_TOKEN = 20;
-const THINK_WORDS = 250;
+const TOKENS_PER_TURN = 260;
+/**
+ * The mock engine really generates a short answer (~20 tokens: little CPU on a shared machine);
+ * the time of the other tokens goes into its time to first token, so a turn lasts what 260
+ * tokens take on the GPU.
+ */
+const GENERATED_TOKENS = 20;
 
 interface Draw {
   containerStartMs: number;
@@ -79,6 +86,8 @@ function draws(): Draw[] {
 
 /** Integrates min(in flight, capacity) over time. */
 class BusyMeter {
+  readonly callMs: number[] = [];
+  readonly toolMs: number[] = [];
   private inFlight = 0;
   private last = performance.now();
   private area = 0;
@@ -104,16 +113,18 @@ class BusyMeter {
     this.advance();
     this.steadyEnd ??= performance.now();
   }
-  result(): { wall_s: number; busy: number; steady_busy: number } {
+  result(): { wall_s: number; busy: number; steady_busy: number; call_ms: number; tool_ms: number } {
     this.advance();
     const wall = this.last - this.start;
     const steady = (this.steadyEnd ?? this.last) - this.start;
-    return { wall_s: wall / 1000, busy: this.area / (CAPACITY * wall), steady_busy: this.steadyArea / (CAPACITY * steady) };
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    return { wall_s: wall / 1000, busy: this.area / (CAPACITY * wall), steady_busy: this.steadyArea / (CAPACITY * steady), call_ms: mean(this.callMs), tool_ms: mean(this.toolMs) };
   }
 }
 
 async function agentTurns(engineUrl: string, draw: Draw, meter: BusyMeter, signal?: AbortSignal): Promise<void> {
   for (let turn = 0; turn < draw.turns; turn++) {
+    const t0 = performance.now();
     meter.enter();
     try {
       const res = await fetch(`${engineUrl}/v1/chat/completions`, {
@@ -125,8 +136,11 @@ async function agentTurns(engineUrl: string, draw: Draw, meter: BusyMeter, signa
       await res.json();
     } finally {
       meter.leave();
+      meter.callMs.push(performance.now() - t0);
     }
+    const t1 = performance.now();
     await sleep(draw.toolMs[turn]!, signal);
+    meter.toolMs.push(performance.now() - t1);
   }
 }
 
@@ -146,6 +160,23 @@ async function sequential(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
       }
     }),
   );
+  return meter.result();
+}
+
+/** A synchronous loop: a batch of `SLOTS` rollouts starts together and the next waits for its slowest. */
+async function batched(engineUrl: string, all: Draw[]): Promise<ReturnType<BusyMeter["result"]>> {
+  const meter = new BusyMeter();
+  for (let start = 0; start < all.length; start += SLOTS) {
+    const batch = all.slice(start, start + SLOTS);
+    if (start + SLOTS >= all.length) meter.markSteadyEnd();
+    await Promise.all(
+      batch.map(async (d) => {
+        await sleep(d.containerStartMs + d.setupMs);
+        await agentTurns(engineUrl, d, meter);
+        await sleep(d.evalStartMs + d.testsMs);
+      }),
+    );
+  }
   return meter.result();
 }
 
@@ -205,7 +236,16 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
   });
   await repo.createTask("bench", request as unknown as Record<string, unknown>, rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: 0 })));
   for (const r of rollouts) pipeline.submit(r);
+  const samples: { run: number; ready: number; init: number; queued: number }[] = [];
+  const sampler = setInterval(() => {
+    const m = pipeline.metrics();
+    samples.push({ run: m.run_inflight, ready: m.ready_depth, init: m.init_inflight, queued: m.init_queue_depth });
+  }, 50);
   await Promise.all(rollouts.map((r) => pipeline.settled(r.id)));
+  clearInterval(sampler);
+  const steadySamples = samples.filter((x) => x.queued > 0);
+  const avg = (k: "run" | "ready" | "init") => (steadySamples.reduce((a, x) => a + x[k], 0) / Math.max(1, steadySamples.length)).toFixed(1);
+  console.log(`overlapped while rollouts were queued: run slots in use ${avg("run")} of ${SLOTS}, READY ${avg("ready")}, INIT ${avg("init")}`);
   const result = meter.result();
   await pipeline.close();
   store.close();
@@ -214,19 +254,21 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
 
 const engine = await startMockEngine({
   port: 0,
-  ttftMs: TTFT_MS * SCALE,
+  ttftMs: (TTFT_MS + (TOKENS_PER_TURN - GENERATED_TOKENS) * MS_PER_TOKEN) * SCALE,
   msPerToken: MS_PER_TOKEN * SCALE,
-  script: { steps: [{ think: Array.from({ length: THINK_WORDS }, (_, i) => `step${i % 10}`).join(" "), text: "Running the next command." }] },
+  script: { steps: [{ think: "Next I run the tests again.", text: "Running the next command." }] },
 });
 try {
   const all = draws();
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   console.log(`pipeline bench: ${ROLLOUTS} rollouts, engine capacity ${CAPACITY}, ${SLOTS} run slots, time scale ${SCALE}, seed ${SEED}`);
   const over = await overlapped(engine.url, all);
-  console.log(`overlapped  wall ${over.wall_s.toFixed(1)} s  engine busy ${pct(over.busy)} (steady ${pct(over.steady_busy)})`);
+  console.log(`overlapped  wall ${over.wall_s.toFixed(1)} s  engine busy ${pct(over.busy)} (steady ${pct(over.steady_busy)})  mean LLM call ${over.call_ms.toFixed(0)} ms, tool ${over.tool_ms.toFixed(0)} ms`);
   const seq = await sequential(engine.url, all);
-  console.log(`sequential  wall ${seq.wall_s.toFixed(1)} s  engine busy ${pct(seq.busy)} (steady ${pct(seq.steady_busy)})`);
-  console.log(`speed-up ×${(seq.wall_s / over.wall_s).toFixed(2)}`);
+  console.log(`sequential  wall ${seq.wall_s.toFixed(1)} s  engine busy ${pct(seq.busy)} (steady ${pct(seq.steady_busy)})  mean LLM call ${seq.call_ms.toFixed(0)} ms, tool ${seq.tool_ms.toFixed(0)} ms`);
+  const batch = await batched(engine.url, all);
+  console.log(`batched     wall ${batch.wall_s.toFixed(1)} s  engine busy ${pct(batch.busy)} (steady ${pct(batch.steady_busy)})  mean LLM call ${batch.call_ms.toFixed(0)} ms, tool ${batch.tool_ms.toFixed(0)} ms`);
+  console.log(`wall: sequential / overlapped ×${(seq.wall_s / over.wall_s).toFixed(2)}, batched / overlapped ×${(batch.wall_s / over.wall_s).toFixed(2)}`);
 } finally {
   await engine.stop();
 }

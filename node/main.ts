@@ -14,6 +14,7 @@ import { GatewayConfig } from "./gateway/config.ts";
 import { createSessionService } from "./gateway/session-service.ts";
 import { harnessMounts } from "./harness/sandbox-mounts.ts";
 import type { NodeConfig } from "./node-config.ts";
+import { within } from "./pipeline/abortable.ts";
 import { deliverCallback } from "./pipeline/callback.ts";
 import { InProcessGatewaySessions } from "./pipeline/gateway-adapter.ts";
 import { runtimePreparer, sandboxHarnessRunner, taskEvaluator } from "./pipeline/node-ports.ts";
@@ -27,6 +28,9 @@ import { createProcessRuntime } from "./runtime/process.ts";
 import type { SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
+
+/** How long stop() waits for callbacks still being delivered. */
+const CALLBACK_GRACE_MS = 5_000;
 
 export interface NodeParts {
   /** Default: the runtime named by config.runtime. */
@@ -174,7 +178,8 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       draining = true;
       await link?.stop();
       await pipeline.close();
-      await Promise.all([...callbacks]);
+      // A callback still retrying is resent at the next start (its task is not marked delivered).
+      await within(Promise.all([...callbacks]), CALLBACK_GRACE_MS);
       await server.stop(true);
       await pool.close();
       gateway.close();

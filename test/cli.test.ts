@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { SessionResult } from "../protocol/rollout.ts";
 import { CallsRepo } from "../node/store/calls-repo.ts";
 import { openNodeStore } from "../node/store/db.ts";
 
@@ -68,14 +69,26 @@ describe("polar CLI", () => {
     expect(calls[0]!.output_ids!.length).toBeGreaterThan(0);
   });
 
-  test("the README's demo runs the mini agent through the gateway and prints what was recorded", async () => {
-    const demo = await run(["demo"]);
+  test("the README's demo runs bundled tasks through the node's rollout API and writes their results", async () => {
+    const out = mkdtempSync(join(tmpdir(), "polar-cli-demo-"));
+    dirs.push(out);
+    const demo = await run(["demo", "--out", out]);
     expect(demo.code).toBe(0);
-    expect(demo.stdout).toContain('out.txt: "hello\\n"');
-    const rows = demo.stdout.split("\n").filter((l) => /^\d+\s+chat\s+\d+\s+\d+/.test(l));
-    expect(rows).toHaveLength(2);
-    expect(demo.stdout).toMatch(/trajectory \(template-aware\): 1 trace\(s\)/);
-  });
+    const results = (await Bun.file(join(out, "results.jsonl")).text()).trim().split("\n").map((line) => SessionResult.parse(JSON.parse(line)));
+    expect(results).toHaveLength(12);
+    expect(new Set(results.map((r) => r.task_id)).size).toBe(3);
+    for (const r of results) {
+      expect(r.status).toBe("COMPLETED");
+      expect(r.trajectory.traces.length).toBeGreaterThan(0);
+    }
+    expect(new Set(results.map((r) => r.metadata.reward))).toEqual(new Set([0, 1]));
+  }, 240_000);
+
+  test("polar node: settings errors name the key (exit 2)", async () => {
+    const bad = await run(["node", "--run-workers", "0", "--admin-token", "long-enough-admin-token"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("workers.run:");
+  }, 60_000);
 
   test("bad flags are usage errors (exit 2) that name the flag; --help lists the flags", async () => {
     const unknown = await run(["gateway", "--bogus"]);

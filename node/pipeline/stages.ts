@@ -5,7 +5,7 @@ import type { RuntimeSpec } from "../../protocol/runtime.ts";
 import type { SandboxPool } from "../runtime/types.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import { untilAborted } from "./abortable.ts";
-import type { Evaluation, GatewaySessions, HarnessRunner, RolloutEvaluator, SandboxPreparer } from "./ports.ts";
+import type { Evaluation, GatewaySessions, HarnessRunOutcome, HarnessRunner, RolloutEvaluator, SandboxPreparer } from "./ports.ts";
 import { RolloutFailure, named, type ScoredOutcome } from "./result.ts";
 import type { Rollout } from "./rollout.ts";
 
@@ -47,17 +47,7 @@ export async function runStage(r: Rollout, deps: StageDeps, taskDeadline: number
   const agentTimer = agentTimeoutMs !== undefined ? setTimeout(() => agentAbort.abort(new Error("agent timeout")), agentTimeoutMs) : undefined;
   t0 = performance.now();
   try {
-    r.outcome = await named("harness_start", () =>
-      deps.runner.run({
-        sandbox: r.sandbox!,
-        harness: r.harness,
-        agent: r.request.agent,
-        instruction: r.request.instruction,
-        session: r.session!,
-        timeoutMs: Math.min(agentTimeoutMs ?? remainingMs, remainingMs),
-        signal: AbortSignal.any([signal, agentAbort.signal]),
-      }),
-    );
+    r.outcome = await named("harness_start", () => runHarness(r, deps, AbortSignal.any([signal, agentAbort.signal]), Math.min(agentTimeoutMs ?? remainingMs, remainingMs)));
   } finally {
     clearTimeout(agentTimer);
     r.timing.agent_exec_ms = since(t0);
@@ -71,6 +61,17 @@ export async function runStage(r: Rollout, deps: StageDeps, taskDeadline: number
   }
   const failures = await named("gateway_session", () => deps.gateway.engineFailures(r.session!.id));
   if (failures > 0) throw new RolloutFailure("engine_unreachable", `${failures} LLM call(s) of the harness found no engine`);
+}
+
+/** The harness run; a runner that throws because the agent timeout killed it still gave the agent's outcome. */
+async function runHarness(r: Rollout, deps: StageDeps, signal: AbortSignal, timeoutMs: number): Promise<HarnessRunOutcome> {
+  const t0 = performance.now();
+  try {
+    return await deps.runner.run({ sandbox: r.sandbox!, harness: r.harness, agent: r.request.agent, instruction: r.request.instruction, session: r.session!, timeoutMs, signal });
+  } catch (err) {
+    if (signal.aborted && !r.abort.signal.aborted) return { exit_code: null, timed_out: true, final_output: "", error: "killed at the agent timeout", duration_ms: performance.now() - t0 };
+    throw err;
+  }
 }
 
 /** POSTRUN: evaluation (in a fresh sandbox when asked) while the trajectory is rebuilt. */

@@ -2,7 +2,7 @@
 // session ids, its status words (running → completed | failed, cancelling → cancelled), early
 // stop once enough results are usable, and one TaskResult handed to the callback when it ends.
 import { randomBytes } from "node:crypto";
-import { SessionResult, type TaskRequest, type TaskResult, type TaskStatus, type TaskStatusWord } from "../../protocol/rollout.ts";
+import { SessionResult, TaskRequest, type TaskResult, type TaskStatus, type TaskStatusWord } from "../../protocol/rollout.ts";
 import type { Strategy } from "../../protocol/trace.ts";
 import { PolarError } from "../errors.ts";
 import type { HarnessKind } from "../harness/registry.ts";
@@ -44,7 +44,7 @@ export class TaskBook {
     for (const row of await this.deps.store.tasksIn(["running", "cancelling"])) {
       const rollouts = await this.deps.store.rolloutsOf(row.taskId);
       const results = (await this.deps.store.results(row.taskId)).map((r) => SessionResult.parse(r));
-      const entry: TaskEntry = { request: row.request as TaskRequest, status: row.status as TaskStatusWord, rolloutIds: rollouts.map((r) => r.id), results };
+      const entry: TaskEntry = { request: TaskRequest.parse(row.request), status: row.status as TaskStatusWord, rolloutIds: rollouts.map((r) => r.id), results };
       this.tasks.set(row.taskId, entry);
       await this.maybeDone(row.taskId, entry);
     }
