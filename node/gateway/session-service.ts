@@ -76,3 +76,8 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     },
   };
 }
+
+/** The session service of a gateway started with startGateway (the node agent's, the tests'). */
+export function sessionServiceOf(gateway: { app: Hono; config: { adminToken: string; maxBodyBytes: number } }): SessionService {
+  return createSessionService({ app: gateway.app, adminToken: gateway.config.adminToken, maxBodyBytes: gateway.config.maxBodyBytes });
+}

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { ADMIN_TOKEN, startStack, type Stack } from "../../test/helpers/stack.ts";
-import { createSessionService, type OpenedSession, type SessionService } from "./session-service.ts";
+import { sessionServiceOf, type OpenedSession, type SessionService } from "./session-service.ts";
 
 const OpenAiError = z.object({ error: z.object({ message: z.string(), type: z.string(), code: z.string().nullable() }) });
 const AnthropicError = z.object({ type: z.literal("error"), error: z.object({ type: z.string(), message: z.string() }) });
@@ -23,7 +23,7 @@ let other: OpenedSession;
 
 beforeAll(async () => {
   stack = await startStack({ engine: { script: { steps: [{ text: "hello from the socket" }] } } });
-  service = createSessionService({ app: stack.gateway.app, adminToken: ADMIN_TOKEN, maxBodyBytes: stack.gateway.config.maxBodyBytes });
+  service = sessionServiceOf(stack.gateway);
   dir = await mkdtemp(join(tmpdir(), "polar-sock-"));
   mine = await service.open({ metadata: { rollout_id: "r-1" }, socketPath: join(dir, "gateway.sock") });
   other = await service.open({ metadata: { rollout_id: "r-2" } });
@@ -106,3 +106,23 @@ test("closing the session closes its socket and revokes its token", async () => 
   expect(tcp.status).toBe(401);
   await session.close(); // idempotent
 });
+
+test("a silent call longer than Bun's default 10 s idle timeout is not cut on the socket", async () => {
+  const slow = await startStack({ engine: { script: { steps: [{ text: "slow" }] }, ttftMs: 12_000 }, backendOptions: { timeoutMs: 60_000 } });
+  const slowDir = await mkdtemp(join(tmpdir(), "polar-sock-slow-"));
+  const session = await sessionServiceOf(slow.gateway).open({ socketPath: join(slowDir, "gateway.sock") });
+  try {
+    const response = await fetch("http://sandbox/v1/chat/completions", {
+      method: "POST",
+      body: chatBody,
+      headers: { authorization: `Bearer ${session.token}`, "content-type": "application/json" },
+      unix: session.socket!.path,
+    });
+    expect(response.status).toBe(200);
+    expect(ChatCompletion.parse(await response.json()).choices[0]!.message.content.trim()).toBe("slow");
+  } finally {
+    await session.close();
+    await slow.stop();
+    await rm(slowDir, { recursive: true, force: true });
+  }
+}, 90_000);

@@ -2,7 +2,7 @@
 // session's LLM routes and nothing else, so an agent that finds another session's token, the
 // admin token or the session API's address still cannot use them through its sandbox.
 import { timingSafeEqual } from "node:crypto";
-import { unlink } from "node:fs/promises";
+import { chmod, unlink } from "node:fs/promises";
 import type { Hono } from "hono";
 import { PolarError } from "../errors.ts";
 import { isAdminToken, presentedKey } from "./auth.ts";
@@ -59,15 +59,15 @@ export async function serveSessionSocket(options: { app: Hono; token: string; ad
   await unlink(options.path).catch(() => {}); // a stale socket file from an earlier life
   const guard = sessionSocketGuard(options.token, options.adminToken);
   const server = Bun.serve({
+    // Bun's types allow idleTimeout only with a port, but it applies to unix sockets too: the
+    // default 10 s cuts a silent engine call (measured), 0 keeps it open for minutes.
+    ...({ idleTimeout: 0 } as object),
     unix: options.path,
     maxRequestBodySize: options.maxBodyBytes + 64 * 1024,
-    fetch(request, server) {
-      const refused = guard(request);
-      if (refused) return refused;
-      server.timeout(request, 0); // no idle timeout: an engine call can take minutes
-      return options.app.fetch(request);
-    },
+    fetch: (request) => guard(request) ?? options.app.fetch(request),
   });
+  // Any user inside the sandbox may connect (the folder holding it is the sandbox's own).
+  await chmod(options.path, 0o666);
   let closed = false;
   return {
     path: options.path,
