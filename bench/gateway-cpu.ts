@@ -1,0 +1,205 @@
+// Why: what the gateway costs is CPU per call, and on a shared machine wall latency hides it; this
+// measures the gateway process's own CPU seconds (/proc/<pid>/stat) around a closed-loop run —
+// 32 concurrent sessions, each its own API key and one worker, as real agents do — against a
+// fake vLLM engine that answers at once with token ids, so nothing but the gateway is measured.
+//
+//   bun bench/gateway-cpu.ts [--calls-per-session 20] [--sessions 32] [--rounds 3] [--stream] [--profile DIR]
+//
+// Each round measures, for a ~100 KB and a ~1 KB coding-agent request: the gateway, and a bare
+// Bun pass-through (forwards the body to the engine and its answer back: the floor of any proxy).
+// Rounds alternate, so both see the same machine load; the table prints the median of the rounds.
+// `--profile DIR` starts the gateway under `bun --cpu-prof` (profile written to DIR on exit).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { agentBody } from "./agent-body.ts";
+
+const { values } = parseArgs({
+  options: {
+    "calls-per-session": { type: "string" },
+    sessions: { type: "string" },
+    rounds: { type: "string" },
+    stream: { type: "boolean" },
+    profile: { type: "string" },
+    "passthrough-to": { type: "string" },
+    port: { type: "string" },
+  },
+});
+const ADMIN = "bench-admin-token-0123456789";
+const MODEL = "Qwen/Qwen3-8B";
+const ROOT = join(import.meta.dir, "..");
+const CLOCK_TICKS_PER_SECOND = 100;
+const OUTPUT_TOKENS = 32;
+
+/** Child mode: a bare Bun pass-through proxy (what any proxy pays at least: HTTP in, HTTP out). */
+async function passthrough(engineUrl: string, port: number): Promise<void> {
+  Bun.serve({
+    hostname: "127.0.0.1",
+    port,
+    async fetch(req) {
+      const url = new URL(req.url);
+      if (url.pathname === "/health") return new Response("ok");
+      const res = await fetch(engineUrl + url.pathname, { method: "POST", headers: { "content-type": "application/json" }, body: await req.text() });
+      return new Response(await res.text(), { status: res.status, headers: { "content-type": "application/json" } });
+    },
+  });
+  await new Promise(() => {});
+}
+
+/** A vLLM chat answer with `prompt_ids` prompt token ids and OUTPUT_TOKENS sampled ids with logprobs. */
+function vllmAnswer(promptIds: number): string {
+  const prompt = Array.from({ length: promptIds }, (_, i) => (i * 7919 + 13) % 151_000);
+  const output = Array.from({ length: OUTPUT_TOKENS }, (_, i) => 1000 + i);
+  const content = "I will run the test suite to see which test fails first.";
+  return JSON.stringify({
+    id: "chatcmpl-fake",
+    object: "chat.completion",
+    created: 0,
+    model: MODEL,
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content, reasoning: null, tool_calls: [] },
+        logprobs: { content: output.map((id) => ({ token: `t${id}`, logprob: -0.125 - id / 1e5, bytes: [116], top_logprobs: [] })) },
+        finish_reason: "stop",
+        stop_reason: null,
+        token_ids: output,
+      },
+    ],
+    usage: { prompt_tokens: promptIds, total_tokens: promptIds + OUTPUT_TOKENS, completion_tokens: OUTPUT_TOKENS },
+    prompt_logprobs: null,
+    prompt_token_ids: prompt,
+  });
+}
+
+/** The fake engine: answers every chat call at once; ~4 request bytes per prompt token, like Qwen3 on code. */
+function startFakeEngine(): { url: string; stop(): void } {
+  const answers = new Map<number, string>();
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      if (new URL(req.url).pathname === "/health") return new Response("ok");
+      const bytes = (await req.arrayBuffer()).byteLength;
+      const promptIds = Math.round(bytes / 4);
+      let answer = answers.get(promptIds);
+      if (!answer) answers.set(promptIds, (answer = vllmAnswer(promptIds)));
+      return new Response(answer, { headers: { "content-type": "application/json" } });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
+}
+
+async function freePort(): Promise<number> {
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = server.port!;
+  await server.stop(true);
+  return port;
+}
+
+async function waitHealthy(url: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`${url} never became healthy`);
+}
+
+/** User + system CPU seconds of a process (all its threads). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After the command name: field 3 is state; utime and stime are fields 14 and 15 of the whole line.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Closed loop: each key is one worker sending `perKey` calls back to back. Returns CPU ms per call of `pid`. */
+async function cpuPerCall(pid: number, url: string, keys: string[], payload: string, perKey: number): Promise<number> {
+  const before = cpuSeconds(pid);
+  await Promise.all(
+    keys.map(async (key) => {
+      for (let i = 0; i < perKey; i++) {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: payload });
+        const text = await res.text();
+        if (!res.ok) throw new Error(`${url}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+      }
+    }),
+  );
+  return ((cpuSeconds(pid) - before) * 1000) / (keys.length * perKey);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const perSession = Number(values["calls-per-session"] ?? 20);
+  const sessionCount = Number(values.sessions ?? 32);
+  const rounds = Number(values.rounds ?? 3);
+  const stream = values.stream === true;
+  const dir = mkdtempSync(join(tmpdir(), "polar-bench-cpu-"));
+  const engine = startFakeEngine();
+  const [gatewayPort, proxyPort] = [await freePort(), await freePort()];
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+  const profile = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`] : [];
+  const gateway = Bun.spawn(
+    ["bun", ...profile, "bin/polar.ts", "gateway", "--port", String(gatewayPort), "--engine", engine.url, "--model", MODEL, "--db", join(dir, "bench.db"), "--admin-token", ADMIN, "--retries", "0"],
+    { cwd: ROOT, stderr: "inherit", stdout: "ignore" },
+  );
+  const proxy = Bun.spawn(["bun", import.meta.path, "--passthrough-to", engine.url, "--port", String(proxyPort)], { stderr: "inherit", stdout: "ignore" });
+  try {
+    await waitHealthy(`${gatewayUrl}/health`);
+    await waitHealthy(`${proxyUrl}/health`);
+    const keys = await Promise.all(
+      Array.from({ length: sessionCount }, async () => {
+        const res = await fetch(`${gatewayUrl}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` } });
+        return ((await res.json()) as { token: string }).token;
+      }),
+    );
+    const cases = [
+      { label: "100 KB", payload: JSON.stringify(agentBody(MODEL, 100_000, stream)), perKey: perSession },
+      { label: "1 KB", payload: JSON.stringify(agentBody(MODEL, 1_000, stream)), perKey: perSession * 5 },
+    ];
+    // Warm both processes (JIT, SQLite pages, the engine's cached answers).
+    for (const c of cases) {
+      await cpuPerCall(gateway.pid, `${gatewayUrl}/v1/chat/completions`, keys, c.payload, 3);
+      await cpuPerCall(proxy.pid, `${proxyUrl}/v1/chat/completions`, keys.slice(0, 4), c.payload, 3);
+    }
+    const results = cases.map(() => ({ gateway: [] as number[], proxy: [] as number[] }));
+    for (let r = 0; r < rounds; r++) {
+      for (const [i, c] of cases.entries()) {
+        results[i]!.gateway.push(await cpuPerCall(gateway.pid, `${gatewayUrl}/v1/chat/completions`, keys, c.payload, c.perKey));
+        results[i]!.proxy.push(await cpuPerCall(proxy.pid, `${proxyUrl}/v1/chat/completions`, keys, c.payload, c.perKey));
+      }
+    }
+    console.log(
+      `fake vLLM engine (answers at once, ${OUTPUT_TOKENS} sampled ids); ${sessionCount} sessions, one worker each; ${rounds} rounds; stream ${stream}; machine: ${navigator.hardwareConcurrency} cores; Bun ${Bun.version}`,
+    );
+    console.log("| body | prompt ids | calls per round | gateway CPU ms/call (median) | rounds | pass-through CPU ms/call | gateway − pass-through |");
+    console.log("|---|---:|---:|---:|---|---:|---:|");
+    for (const [i, c] of cases.entries()) {
+      const g = median(results[i]!.gateway);
+      const p = median(results[i]!.proxy);
+      const rounded = results[i]!.gateway.map((x) => x.toFixed(2)).join(" / ");
+      console.log(
+        `| ${c.label} (${c.payload.length} B) | ${Math.round(c.payload.length / 4)} | ${sessionCount * c.perKey} | ${g.toFixed(2)} | ${rounded} | ${p.toFixed(2)} | ${(g - p).toFixed(2)} |`,
+      );
+    }
+  } finally {
+    gateway.kill("SIGTERM");
+    proxy.kill();
+    await Promise.all([gateway.exited, proxy.exited]);
+    engine.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (values["passthrough-to"]) await passthrough(values["passthrough-to"], Number(values.port));
+else await main();
