@@ -4,11 +4,14 @@
 // fake vLLM engine that answers at once with token ids, so nothing but the gateway is measured.
 //
 //   bun bench/gateway-cpu.ts [--calls-per-session 20] [--sessions 32] [--rounds 3] [--stream] [--profile DIR]
+//                            [--only 100kb|1kb] [--baseline CHECKOUT]
 //
 // Each round measures, for a ~100 KB and a ~1 KB coding-agent request: the gateway, and a bare
 // Bun pass-through (forwards the body to the engine and its answer back: the floor of any proxy).
 // Rounds alternate, so both see the same machine load; the table prints the median of the rounds.
 // `--profile DIR` starts the gateway under `bun --cpu-prof` (profile written to DIR on exit).
+// `--baseline CHECKOUT` also runs the gateway of another checkout (e.g. `git archive <commit>`
+// unpacked, with node_modules linked) in the same rounds, so a change is compared on equal load.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +25,8 @@ const { values } = parseArgs({
     rounds: { type: "string" },
     stream: { type: "boolean" },
     profile: { type: "string" },
+    only: { type: "string" },
+    baseline: { type: "string" },
     "passthrough-to": { type: "string" },
     port: { type: "string" },
   },
@@ -138,6 +143,31 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+interface Target {
+  name: string;
+  child: Bun.Subprocess;
+  url: string;
+  /** One API key per session (the pass-through ignores them). */
+  keys: string[];
+}
+
+/** A gateway from the checkout at `cwd`, on its own SQLite file, with `sessions` open sessions. */
+async function startGateway(name: string, cwd: string, engineUrl: string, dir: string, profile: string[]): Promise<Omit<Target, "keys">> {
+  const port = await freePort();
+  const args = ["bin/polar.ts", "gateway", "--port", String(port), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, `${name}.db`), "--admin-token", ADMIN, "--retries", "0"];
+  const child = Bun.spawn(["bun", ...profile, ...args], { cwd, stderr: "inherit", stdout: "ignore" });
+  return { name, child, url: `http://127.0.0.1:${port}` };
+}
+
+async function openSessions(gatewayUrl: string, n: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const res = await fetch(`${gatewayUrl}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` } });
+      return ((await res.json()) as { token: string }).token;
+    }),
+  );
+}
+
 async function main(): Promise<void> {
   const perSession = Number(values["calls-per-session"] ?? 20);
   const sessionCount = Number(values.sessions ?? 32);
@@ -145,57 +175,47 @@ async function main(): Promise<void> {
   const stream = values.stream === true;
   const dir = mkdtempSync(join(tmpdir(), "polar-bench-cpu-"));
   const engine = startFakeEngine();
-  const [gatewayPort, proxyPort] = [await freePort(), await freePort()];
-  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  const proxyUrl = `http://127.0.0.1:${proxyPort}`;
   const profile = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`] : [];
-  const gateway = Bun.spawn(
-    ["bun", ...profile, "bin/polar.ts", "gateway", "--port", String(gatewayPort), "--engine", engine.url, "--model", MODEL, "--db", join(dir, "bench.db"), "--admin-token", ADMIN, "--retries", "0"],
-    { cwd: ROOT, stderr: "inherit", stdout: "ignore" },
-  );
-  const proxy = Bun.spawn(["bun", import.meta.path, "--passthrough-to", engine.url, "--port", String(proxyPort)], { stderr: "inherit", stdout: "ignore" });
+  const started: Array<Omit<Target, "keys">> = [await startGateway("gateway", ROOT, engine.url, dir, profile)];
+  if (values.baseline) started.push(await startGateway("baseline", values.baseline, engine.url, dir, []));
+  const proxyPort = await freePort();
+  started.push({
+    name: "pass-through",
+    child: Bun.spawn(["bun", import.meta.path, "--passthrough-to", engine.url, "--port", String(proxyPort)], { stderr: "inherit", stdout: "ignore" }),
+    url: `http://127.0.0.1:${proxyPort}`,
+  });
   try {
-    await waitHealthy(`${gatewayUrl}/health`);
-    await waitHealthy(`${proxyUrl}/health`);
-    const keys = await Promise.all(
-      Array.from({ length: sessionCount }, async () => {
-        const res = await fetch(`${gatewayUrl}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` } });
-        return ((await res.json()) as { token: string }).token;
-      }),
-    );
-    const cases = [
+    const targets: Target[] = [];
+    for (const t of started) {
+      await waitHealthy(`${t.url}/health`);
+      targets.push({ ...t, keys: t.name === "pass-through" ? Array.from({ length: sessionCount }, () => "x") : await openSessions(t.url, sessionCount) });
+    }
+    const allCases = [
       { label: "100 KB", payload: JSON.stringify(agentBody(MODEL, 100_000, stream)), perKey: perSession },
       { label: "1 KB", payload: JSON.stringify(agentBody(MODEL, 1_000, stream)), perKey: perSession * 5 },
     ];
-    // Warm both processes (JIT, SQLite pages, the engine's cached answers).
-    for (const c of cases) {
-      await cpuPerCall(gateway.pid, `${gatewayUrl}/v1/chat/completions`, keys, c.payload, 3);
-      await cpuPerCall(proxy.pid, `${proxyUrl}/v1/chat/completions`, keys.slice(0, 4), c.payload, 3);
-    }
-    const results = cases.map(() => ({ gateway: [] as number[], proxy: [] as number[] }));
+    const cases = allCases.filter((c) => values.only === undefined || c.label.replace(" ", "").toLowerCase() === values.only);
+    // Warm every process (JIT, SQLite pages, the engine's cached answers).
+    for (const c of cases) for (const t of targets) await cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payload, 3);
+    const results = cases.map(() => targets.map(() => [] as number[]));
     for (let r = 0; r < rounds; r++) {
       for (const [i, c] of cases.entries()) {
-        results[i]!.gateway.push(await cpuPerCall(gateway.pid, `${gatewayUrl}/v1/chat/completions`, keys, c.payload, c.perKey));
-        results[i]!.proxy.push(await cpuPerCall(proxy.pid, `${proxyUrl}/v1/chat/completions`, keys, c.payload, c.perKey));
+        for (const [j, t] of targets.entries()) results[i]![j]!.push(await cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payload, c.perKey));
       }
     }
     console.log(
       `fake vLLM engine (answers at once, ${OUTPUT_TOKENS} sampled ids); ${sessionCount} sessions, one worker each; ${rounds} rounds; stream ${stream}; machine: ${navigator.hardwareConcurrency} cores; Bun ${Bun.version}`,
     );
-    console.log("| body | prompt ids | calls per round | gateway CPU ms/call (median) | rounds | pass-through CPU ms/call | gateway − pass-through |");
-    console.log("|---|---:|---:|---:|---|---:|---:|");
+    console.log(`CPU ms per call, median of the rounds (each round's figure in brackets):`);
+    console.log(`| body | prompt ids | calls per round | ${targets.map((t) => t.name).join(" | ")} |`);
+    console.log(`|---|---:|---:|${targets.map(() => "---:|").join("")}`);
     for (const [i, c] of cases.entries()) {
-      const g = median(results[i]!.gateway);
-      const p = median(results[i]!.proxy);
-      const rounded = results[i]!.gateway.map((x) => x.toFixed(2)).join(" / ");
-      console.log(
-        `| ${c.label} (${c.payload.length} B) | ${Math.round(c.payload.length / 4)} | ${sessionCount * c.perKey} | ${g.toFixed(2)} | ${rounded} | ${p.toFixed(2)} | ${(g - p).toFixed(2)} |`,
-      );
+      const cells = results[i]!.map((xs) => `${median(xs).toFixed(2)} (${xs.map((x) => x.toFixed(2)).join(" / ")})`);
+      console.log(`| ${c.label} (${c.payload.length} B) | ${Math.round(c.payload.length / 4)} | ${sessionCount * c.perKey} | ${cells.join(" | ")} |`);
     }
   } finally {
-    gateway.kill("SIGTERM");
-    proxy.kill();
-    await Promise.all([gateway.exited, proxy.exited]);
+    for (const t of started) t.child.kill("SIGTERM");
+    await Promise.all(started.map((t) => t.child.exited));
     engine.stop();
     rmSync(dir, { recursive: true, force: true });
   }
