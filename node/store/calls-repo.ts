@@ -2,10 +2,12 @@
 // An agent re-sends its whole context each turn, so the prompt ids and the request's messages
 // are stored as (an earlier call, how much of it is shared, the new tail), and unchanged tools as
 // a reference: a long session costs its unique tokens and messages, not turns × context.
-import { and, asc, count, eq, getTableColumns, lte, max, sql } from "drizzle-orm";
+import { and, asc, count, eq, lte, max } from "drizzle-orm";
+import type Database from "libsql";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
+import { drizzleCallWriter, nativeCallWriter, type CallInsert, type CallWriter } from "./call-writer.ts";
 import type { NodeDb } from "./db.ts";
 import { calls } from "./schema.ts";
 import { sameJson } from "./same-json.ts";
@@ -31,28 +33,22 @@ interface Base {
 }
 
 type CallRow = typeof calls.$inferSelect;
-type CallInsert = typeof calls.$inferInsert;
-
-/** The insert every LLM call makes, built once (query building cost more than SQLite's work). */
-function prepareInsert(db: NodeDb) {
-  const columns = Object.keys(getTableColumns(calls)) as Array<keyof CallInsert>;
-  return db
-    .insert(calls)
-    .values(Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as CallInsert)
-    .prepare();
-}
 
 export class CallsRepo {
   /** Recent calls of each session, newest last (rebuilt from disk on demand). */
   private readonly recent: LruMap<string, Expanded[]>;
-  private readonly insertStatement: ReturnType<typeof prepareInsert>;
+  private readonly writeRow: CallWriter;
 
-  /** `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next call). */
+  /**
+   * `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next
+   * call). `writer`: the store's own insert connection (OpenedStore.writer), when it has one.
+   */
   constructor(
     private readonly db: NodeDb,
     maxSessions = DEFAULT_MAX_SESSIONS,
+    writer: Database.Database | null = null,
   ) {
-    this.insertStatement = prepareInsert(db);
+    this.writeRow = writer ? nativeCallWriter(db, writer) : drizzleCallWriter(db);
     this.recent = new LruMap(maxSessions);
   }
 
@@ -100,7 +96,7 @@ export class CallsRepo {
       notes: call.notes,
       startedAt: call.startedAt,
     };
-    await this.insertStatement.execute(row);
+    await this.writeRow(row);
     recent.push(expanded);
     if (recent.length > RECENT_PER_SESSION) recent.shift();
   }

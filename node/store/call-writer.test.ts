@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { LibsqlError } from "@libsql/client";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RecordedCall } from "../../protocol/calls.ts";
+import { CallsRepo } from "./calls-repo.ts";
+import { openNodeStore } from "./db.ts";
+import { calls, sessions } from "./schema.ts";
+import { SessionsRepo } from "./sessions-repo.ts";
+
+const dirs: string[] = [];
+function tempDb(): string {
+  const dir = mkdtempSync(join(tmpdir(), "polar-writer-"));
+  dirs.push(dir);
+  return join(dir, "node.db");
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function call(sessionId: string, seq: number, promptIds: number[]): RecordedCall {
+  return {
+    sessionId,
+    seq,
+    dialect: "chat",
+    request: {
+      model: "m",
+      messages: [{ role: "user", content: `turn ${seq}\n"quoted"` }],
+      tools: [{ name: "bash", parameters: { type: "object" } }],
+      sampling: { maxTokens: 8 },
+      stream: false,
+    },
+    response: { id: `r${seq}`, model: "m", content: "ok", toolCalls: [], finishReason: "stop", usage: { promptTokens: promptIds.length, completionTokens: 1 } },
+    promptIds,
+    outputIds: [7],
+    logprobs: [-0.125],
+    engineUrl: "http://127.0.0.1:1",
+    policyVersion: 2,
+    timings: { queuedMs: 0.5, engineMs: 1.25, totalMs: 2 },
+    error: seq === 1 ? { code: "engine_error", message: "boom" } : null,
+    notes: seq === 1 ? { attempts: 2 } : null,
+    startedAt: new Date(0).toISOString(),
+  };
+}
+
+describe("the per-call insert", () => {
+  test("the store's own connection writes the same rows as drizzle's insert", async () => {
+    const stores = [await openNodeStore(tempDb()), await openNodeStore(tempDb())];
+    expect(stores[0]!.writer).not.toBeNull();
+    const rows = [];
+    for (const [i, store] of stores.entries()) {
+      await store.db.insert(sessions).values({ id: "ses_1", tokenHash: "h", metadata: {}, createdAt: "t" });
+      const repo = new CallsRepo(store.db, undefined, i === 0 ? store.writer : null);
+      for (let seq = 0; seq < 3; seq++) await repo.insert(call("ses_1", seq, [1, 2, 3, ...Array.from({ length: seq }, (_, k) => 10 + k)]));
+      rows.push(await store.db.select().from(calls));
+      expect(await repo.list("ses_1")).toEqual([0, 1, 2].map((seq) => call("ses_1", seq, [1, 2, 3, ...Array.from({ length: seq }, (_, k) => 10 + k)])));
+      store.close();
+    }
+    expect(rows[0]!.length).toBe(3);
+    expect(rows[0]).toEqual(rows[1]!);
+  });
+
+  test("a call of a deleted session fails as @libsql/client reports a foreign-key violation", async () => {
+    const store = await openNodeStore(tempDb());
+    const { row } = await new SessionsRepo(store.db).create({});
+    const repo = new CallsRepo(store.db, undefined, store.writer);
+    await new SessionsRepo(store.db).delete(row.id);
+    const failure = await repo.insert(call(row.id, 0, [1])).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(LibsqlError);
+    expect((failure as LibsqlError).code).toBe("SQLITE_CONSTRAINT");
+    expect((failure as LibsqlError).extendedCode).toBe("SQLITE_CONSTRAINT_FOREIGNKEY");
+    store.close();
+  });
+
+  test("an in-memory store has no second connection and records through drizzle", async () => {
+    const store = await openNodeStore(":memory:");
+    expect(store.writer).toBeNull();
+    const { row } = await new SessionsRepo(store.db).create({});
+    const repo = new CallsRepo(store.db, undefined, store.writer);
+    await repo.insert(call(row.id, 0, [1, 2]));
+    expect(await repo.list(row.id)).toEqual([call(row.id, 0, [1, 2])]);
+    store.close();
+  });
+});
