@@ -62,12 +62,20 @@ function main(path: string, show: number): void {
   const totals = new Map<string, number>();
   let counted = 0;
   let skipped = 0;
-  profile.samples.forEach((leafId, i) => {
-    const dt = profile.timeDeltas[i] ?? 0;
+  const stacks = profile.samples.map((leafId) => {
     const stack: string[] = [];
     for (let id: number | undefined = leafId; id !== undefined; id = parentOf.get(id)) stack.push(frameName(byId.get(id)!));
+    return stack;
+  });
+  // Start-up and shutdown: everything before the first and after the last sample inside a call.
+  const inCall = (stack: string[]) => stack.some((f) => /routes\/llm\.ts|call-path\.ts/.test(f));
+  const first = stacks.findIndex(inCall);
+  const last = stacks.findLastIndex(inCall);
+  profile.samples.forEach((leafId, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    const stack = stacks[i]!;
     const leaf = byId.get(leafId)!.callFrame.functionName;
-    if (stack.length <= 1 || stack.some((f) => NOT_A_CALL.test(f.split(" ").slice(1).join(" ")) || NOT_A_CALL.test(f))) {
+    if (i < first || i > last || stack.length <= 1 || stack.some((f) => NOT_A_CALL.test(f.split(" ").slice(1).join(" ")) || NOT_A_CALL.test(f))) {
       skipped += dt;
       return;
     }

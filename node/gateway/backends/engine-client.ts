@@ -30,6 +30,8 @@ interface EngineRequest<S extends z.ZodType> {
   method?: "GET" | "POST";
   path: string;
   body?: unknown;
+  /** The body already serialised (instead of `body`). */
+  json?: string;
   schema: S;
 }
 
@@ -65,8 +67,8 @@ export class EngineClient {
       try {
         const response = await fetch(lease.url + req.path, {
           method: req.method ?? "POST",
-          headers: this.headers(req.body !== undefined),
-          body: req.body === undefined ? undefined : JSON.stringify(req.body),
+          headers: this.headers(req.json !== undefined || req.body !== undefined),
+          body: req.json ?? (req.body === undefined ? undefined : JSON.stringify(req.body)),
           signal,
         }).catch((cause: unknown) => {
           if (signal.aborted) this.abortError(cause, req.signal, deadline);
