@@ -73,6 +73,27 @@ describe("the per-call insert", () => {
     store.close();
   });
 
+  test("calls finishing together share a commit; one that fails (deleted session) fails alone", async () => {
+    const path = tempDb();
+    const store = await openNodeStore(path);
+    const sessionsRepo = new SessionsRepo(store.db);
+    const [kept, deleted] = [(await sessionsRepo.create({})).row, (await sessionsRepo.create({})).row];
+    await sessionsRepo.delete(deleted.id);
+    const repo = new CallsRepo(store.db, undefined, store.writer);
+    const outcomes = await Promise.allSettled([
+      repo.insert(call(kept.id, 0, [1])),
+      repo.insert(call(deleted.id, 0, [1])),
+      repo.insert(call(kept.id, 1, [1, 2])),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(((outcomes[1] as PromiseRejectedResult).reason as LibsqlError).code).toBe("SQLITE_CONSTRAINT");
+    store.close();
+    // Committed: a fresh process sees both calls of the kept session.
+    const reopened = await openNodeStore(path);
+    expect(await new CallsRepo(reopened.db).list(kept.id)).toEqual([call(kept.id, 0, [1]), call(kept.id, 1, [1, 2])]);
+    reopened.close();
+  });
+
   test("an in-memory store has no second connection and records through drizzle", async () => {
     const store = await openNodeStore(":memory:");
     expect(store.writer).toBeNull();
