@@ -12,7 +12,7 @@
 // `--profile DIR` starts the gateway under `bun --cpu-prof` (profile written to DIR on exit).
 // `--baseline CHECKOUT` also runs the gateway of another checkout (e.g. `git archive <commit>`
 // unpacked, with node_modules linked) in the same rounds, so a change is compared on equal load.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -123,6 +123,22 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
+/** CPU seconds of each thread of a process, summed by thread name (JS thread, GC helpers, I/O). */
+function cpuByThread(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
+}
+
 /** Closed loop: each key is one worker sending `perKey` calls back to back. Returns CPU ms per call of `pid`. */
 async function cpuPerCall(pid: number, url: string, keys: string[], payload: string, perKey: number): Promise<number> {
   const before = cpuSeconds(pid);
@@ -215,6 +231,8 @@ async function main(): Promise<void> {
       const cells = results[i]!.map((xs) => `${median(xs).toFixed(2)} [${Math.min(...xs).toFixed(2)}]`);
       console.log(`| ${c.label} (${c.payload.length} B) | ${Math.round(c.payload.length / 4)} | ${sessionCount * c.perKey} | ${cells.join(" | ")} |`);
     }
+    const gatewayThreads = [...cpuByThread(targets[0]!.child.pid)].sort((a, b) => b[1] - a[1]).filter(([, sec]) => sec >= 0.05);
+    console.log(`gateway CPU by thread over the whole run (s): ${gatewayThreads.map(([name, sec]) => `${name} ${sec.toFixed(2)}`).join(", ")}`);
   } finally {
     for (const t of started) t.child.kill("SIGTERM");
     await Promise.all(started.map((t) => t.child.exited));
