@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { agentBody } from "./agent-body.ts";
+import { OUTPUT_TOKENS, vllmAnswer } from "./fake-vllm-answer.ts";
 
 const { values } = parseArgs({
   options: {
@@ -35,7 +36,6 @@ const ADMIN = "bench-admin-token-0123456789";
 const MODEL = "Qwen/Qwen3-8B";
 const ROOT = join(import.meta.dir, "..");
 const CLOCK_TICKS_PER_SECOND = 100;
-const OUTPUT_TOKENS = 32;
 
 /** Child mode: a bare Bun pass-through proxy (what any proxy pays at least: HTTP in, HTTP out). */
 async function passthrough(engineUrl: string, port: number): Promise<void> {
@@ -50,32 +50,6 @@ async function passthrough(engineUrl: string, port: number): Promise<void> {
     },
   });
   await new Promise(() => {});
-}
-
-/** A vLLM chat answer with `prompt_ids` prompt token ids and OUTPUT_TOKENS sampled ids with logprobs. */
-function vllmAnswer(promptIds: number): string {
-  const prompt = Array.from({ length: promptIds }, (_, i) => (i * 7919 + 13) % 151_000);
-  const output = Array.from({ length: OUTPUT_TOKENS }, (_, i) => 1000 + i);
-  const content = "I will run the test suite to see which test fails first.";
-  return JSON.stringify({
-    id: "chatcmpl-fake",
-    object: "chat.completion",
-    created: 0,
-    model: MODEL,
-    choices: [
-      {
-        index: 0,
-        message: { role: "assistant", content, reasoning: null, tool_calls: [] },
-        logprobs: { content: output.map((id) => ({ token: `t${id}`, logprob: -0.125 - id / 1e5, bytes: [116], top_logprobs: [] })) },
-        finish_reason: "stop",
-        stop_reason: null,
-        token_ids: output,
-      },
-    ],
-    usage: { prompt_tokens: promptIds, total_tokens: promptIds + OUTPUT_TOKENS, completion_tokens: OUTPUT_TOKENS },
-    prompt_logprobs: null,
-    prompt_token_ids: prompt,
-  });
 }
 
 /** The fake engine: answers every chat call at once; ~4 request bytes per prompt token, like Qwen3 on code. */
