@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { agentBody } from "./agent-body.ts";
 
 const { values } = parseArgs({ options: { "requests-per-session": { type: "string" }, "ttft-ms": { type: "string" }, pin: { type: "boolean" } } });
 const PIN = values.pin === true;
@@ -44,28 +45,6 @@ async function waitHealthy(url: string): Promise<void> {
 function rssMiB(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
   return Number(line!.split(/\s+/)[1]) / 1024;
-}
-
-/** A coding-agent-shaped chat body of roughly `bytes` bytes: system prompt, tools, a tool result. */
-function agentBody(bytes: number, stream: boolean): Record<string, unknown> {
-  const tools = [
-    { type: "function", function: { name: "bash", description: "Run a shell command in the repository.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } },
-    { type: "function", function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } } },
-  ];
-  const line = "    def handle(self, request):  # route the request to its handler\n        return self.routes[request.path](request)\n";
-  const fileDump = line.repeat(Math.max(1, Math.floor((bytes - 700) / line.length)));
-  return {
-    model: MODEL,
-    stream,
-    max_tokens: 256,
-    tools,
-    messages: [
-      { role: "system", content: "You are a coding agent. Use the bash tool to inspect and fix the repository." },
-      { role: "user", content: "The test suite fails in server/routes.py; find and fix the bug." },
-      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "read_file", arguments: '{"path":"server/routes.py"}' } }] },
-      { role: "tool", tool_call_id: "call_1", content: fileDump },
-    ],
-  };
 }
 
 interface CaseResult {
@@ -122,8 +101,8 @@ async function main(): Promise<void> {
       );
     // Warm both paths (template compile, JIT, SQLite pages).
     const [warmKey] = await sessionKeys(1);
-    await runCase(`${gatewayUrl}/v1/chat/completions`, [warmKey!], agentBody(100_000, false));
-    await runCase(`${engineUrl}/v1/chat/completions`, ["x"], agentBody(100_000, false));
+    await runCase(`${gatewayUrl}/v1/chat/completions`, [warmKey!], agentBody(MODEL, 100_000, false));
+    await runCase(`${engineUrl}/v1/chat/completions`, ["x"], agentBody(MODEL, 100_000, false));
 
     console.log(`engine: mock, ${TTFT_MS} ms per call; ${PER_SESSION} requests per session; machine: ${navigator.hardwareConcurrency} cores; ${PIN ? "pinned: gateway CPU 1, engine + load CPU 0" : "not pinned"}`);
     console.log("| body | stream | sessions | direct p50 ms | gateway p50 ms | p50 overhead | direct p99 ms | gateway p99 ms | direct req/s | gateway req/s | gateway RSS MiB |");
@@ -132,7 +111,7 @@ async function main(): Promise<void> {
     for (const size of [1_000, 100_000]) {
       for (const stream of [false, true]) {
         for (const concurrency of [1, 32]) {
-          const body = agentBody(size, stream);
+          const body = agentBody(MODEL, size, stream);
           const direct = await runCase(`${engineUrl}/v1/chat/completions`, Array.from({ length: concurrency }, () => "x"), body);
           const viaGateway = await runCase(`${gatewayUrl}/v1/chat/completions`, await sessionKeys(concurrency), body);
           const rss = rssMiB(gateway.pid);

@@ -2,26 +2,29 @@
 // An agent re-sends its whole context each turn, so the prompt ids and the request's messages
 // are stored as (an earlier call, how much of it is shared, the new tail), and unchanged tools as
 // a reference: a long session costs its unique tokens and messages, not turns × context.
-import { and, asc, count, eq, getTableColumns, lte, max, sql } from "drizzle-orm";
+import { and, asc, count, eq, lte, max } from "drizzle-orm";
+import type Database from "libsql";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
+import { drizzleCallWriter, nativeCallWriter, type CallInsert, type CallWriter } from "./call-writer.ts";
 import type { NodeDb } from "./db.ts";
 import { calls } from "./schema.ts";
-import { commonPrefixLength, decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
+import { sameJson } from "./same-json.ts";
+import { commonPrefixLength, concatPrefixLength, decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
 
 /** How many recent calls per session are kept in memory as base candidates. */
 const RECENT_PER_SESSION = 4;
 const DEFAULT_MAX_SESSIONS = 1_000;
 
+/** What a later call of the session may be stored against (the recorded arrays, not copies). */
 interface Expanded {
   seq: number;
-  /** The call's prompt followed by its sampled output: what the next prompt usually extends. */
-  context: number[] | null;
-  /** The request's messages, each serialised once for cheap prefix comparison. */
-  messages: string[];
-  /** The request's tools, serialised once for cheap comparison. */
-  tools: string;
+  /** The call's prompt; followed by its sampled output, it is what the next prompt usually extends. */
+  promptIds: readonly number[] | null;
+  outputIds: readonly number[];
+  messages: readonly Message[];
+  tools: readonly Tool[];
 }
 
 interface Base {
@@ -30,28 +33,22 @@ interface Base {
 }
 
 type CallRow = typeof calls.$inferSelect;
-type CallInsert = typeof calls.$inferInsert;
-
-/** The insert every LLM call makes, built once (query building cost more than SQLite's work). */
-function prepareInsert(db: NodeDb) {
-  const columns = Object.keys(getTableColumns(calls)) as Array<keyof CallInsert>;
-  return db
-    .insert(calls)
-    .values(Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as CallInsert)
-    .prepare();
-}
 
 export class CallsRepo {
   /** Recent calls of each session, newest last (rebuilt from disk on demand). */
   private readonly recent: LruMap<string, Expanded[]>;
-  private readonly insertStatement: ReturnType<typeof prepareInsert>;
+  private readonly writeRow: CallWriter;
 
-  /** `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next call). */
+  /**
+   * `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next
+   * call). `writer`: the store's own insert connection (OpenedStore.writer), when it has one.
+   */
   constructor(
     private readonly db: NodeDb,
     maxSessions = DEFAULT_MAX_SESSIONS,
+    writer: Database.Database | null = null,
   ) {
-    this.insertStatement = prepareInsert(db);
+    this.writeRow = writer ? nativeCallWriter(db, writer) : drizzleCallWriter(db);
     this.recent = new LruMap(maxSessions);
   }
 
@@ -61,9 +58,21 @@ export class CallsRepo {
     // Calls finish out of order (sub-agents, parallel calls); `list` rebuilds in seq order, so a
     // call may only be stored against an earlier seq.
     const candidates = recent.filter((c) => c.seq < call.seq);
-    const promptBase = call.prompt_ids ? longestBase(candidates, (c) => (c.context ? commonPrefixLength(c.context, call.prompt_ids!) : 0)) : undefined;
-    const messagesBase = longestBase(candidates, (c) => commonPrefixLength(c.messages, expanded.messages));
-    const toolsBase = call.request.tools.length > 0 ? candidates.findLast((c) => c.tools === expanded.tools) : undefined;
+    const prompt = call.prompt_ids;
+    const promptBase = prompt
+      ? longestBase(
+          candidates,
+          (c) => (c.promptIds ? Math.min(prompt.length, c.promptIds.length + c.outputIds.length) : 0),
+          (c) => concatPrefixLength(c.promptIds!, c.outputIds, prompt),
+        )
+      : undefined;
+    const messages = call.request.messages;
+    const messagesBase = longestBase(
+      candidates,
+      (c) => Math.min(messages.length, c.messages.length),
+      (c) => commonPrefixLength(c.messages, messages, sameJson),
+    );
+    const toolsBase = call.request.tools.length > 0 ? candidates.findLast((c) => sameJson(c.tools, call.request.tools)) : undefined;
     const row: CallInsert = {
       sessionId: call.session_id,
       seq: call.seq,
@@ -87,7 +96,7 @@ export class CallsRepo {
       notes: call.notes,
       startedAt: call.started_at,
     };
-    await this.insertStatement.execute(row);
+    await this.writeRow(row);
     recent.push(expanded);
     if (recent.length > RECENT_PER_SESSION) recent.shift();
   }
@@ -145,19 +154,21 @@ export class CallsRepo {
 }
 
 function expand(call: RecordedCall): Expanded {
-  return {
-    seq: call.seq,
-    context: call.prompt_ids ? [...call.prompt_ids, ...(call.output_ids ?? [])] : null,
-    messages: call.request.messages.map((m) => JSON.stringify(m)),
-    tools: JSON.stringify(call.request.tools),
-  };
+  return { seq: call.seq, promptIds: call.prompt_ids, outputIds: call.output_ids ?? [], messages: call.request.messages, tools: call.request.tools };
 }
 
-function longestBase(candidates: readonly Expanded[], shared: (c: Expanded) => number): Base | undefined {
+/**
+ * The candidate sharing the longest prefix (newest first on a tie). `bound` is an upper limit of
+ * `shared`: a candidate that cannot beat the best so far is not compared, so a prompt that
+ * extends the newest call costs one comparison, not one per recent call.
+ */
+function longestBase(candidates: readonly Expanded[], bound: (c: Expanded) => number, shared: (c: Expanded) => number): Base | undefined {
   let best: Base | undefined;
-  for (const c of candidates) {
+  for (let i = candidates.length - 1; i >= 0; i--) {
+    const c = candidates[i]!;
+    if (bound(c) <= (best?.len ?? 0)) continue;
     const len = shared(c);
-    if (len > 0 && (!best || len > best.len)) best = { seq: c.seq, len };
+    if (len > (best?.len ?? 0)) best = { seq: c.seq, len };
   }
   return best;
 }

@@ -3,6 +3,7 @@
 import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
+import Database from "libsql";
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import * as schema from "./schema.ts";
@@ -12,6 +13,8 @@ export type NodeDb = LibSQLDatabase<typeof schema>;
 export interface OpenedStore {
   db: NodeDb;
   client: Client;
+  /** A connection of its own for the per-call insert (node/store/call-writer.ts); null for `:memory:`. */
+  writer: Database.Database | null;
   close(): void;
 }
 
@@ -29,5 +32,16 @@ export async function openNodeStore(path: string): Promise<OpenedStore> {
   await client.execute("PRAGMA busy_timeout = 5000");
   const db = drizzle(client, { schema });
   await migrate(db, { migrationsFolder: MIGRATIONS });
-  return { db, client, close: () => client.close() };
+  const writer = path === ":memory:" ? null : new Database(resolve(path), { timeout: 5000 });
+  // Pragmas are per connection (journal_mode persists in the file).
+  writer?.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000");
+  return {
+    db,
+    client,
+    writer,
+    close: () => {
+      writer?.close();
+      client.close();
+    },
+  };
 }

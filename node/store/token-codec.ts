@@ -28,10 +28,21 @@ export function decodeFloats(buf: Uint8Array): number[] {
   return out;
 }
 
-/** Length of the longest common prefix of two arrays (compared with ===). */
-export function commonPrefixLength<T>(a: readonly T[], b: readonly T[]): number {
+/** Length of the longest common prefix of two arrays (elements compared with `equal`, default ===). */
+export function commonPrefixLength<T>(a: readonly T[], b: readonly T[], equal?: (x: T, y: T) => boolean): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
-  while (i < n && a[i] === b[i]) i++;
+  if (equal) while (i < n && equal(a[i]!, b[i]!)) i++;
+  else while (i < n && a[i] === b[i]) i++;
   return i;
+}
+
+/** Length of the longest common prefix of `head` followed by `tail` with `ids`, without building the concatenation. */
+export function concatPrefixLength(head: readonly number[], tail: readonly number[], ids: readonly number[]): number {
+  const inHead = commonPrefixLength(head, ids);
+  if (inHead < head.length) return inHead;
+  const n = Math.min(tail.length, ids.length - inHead);
+  let i = 0;
+  while (i < n && tail[i] === ids[inHead + i]) i++;
+  return inHead + i;
 }

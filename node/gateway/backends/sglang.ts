@@ -16,6 +16,7 @@ import { z } from "zod";
 import { SglangTokenLogprobs, TokenIds, type SglangTokenLogprob } from "./wire-tokens.ts";
 import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
+import { ChatBodyJson } from "./chat-body-json.ts";
 import { EngineBackend } from "./engine-backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatChoice, wireChatResponse } from "./openai-chat.ts";
@@ -46,20 +47,29 @@ export class SglangBackend extends EngineBackend {
     super(client);
   }
 
+  /** The engine body's message JSON, reused across a session's calls. */
+  private readonly bodyJson = new ChatBodyJson();
+
+  override forgetSession(sessionId: string): void {
+    super.forgetSession(sessionId);
+    this.bodyJson.forget(sessionId);
+  }
+
   async complete(call: EngineCall): Promise<EngineResult> {
     await this.options.discovery?.refreshIfStale();
-    const body = {
+    const body: Record<string, unknown> = {
       ...openAiChatBody(call.request, { model: this.options.servedModel, reasoningField: "reasoning_content" }),
       ...engineChatExtras(call.request),
       logprobs: true,
       return_prompt_token_ids: true,
       return_meta_info: true,
     };
+    const { messages, ...rest } = body;
     const reply = await this.client.request({
       sessionId: call.sessionId,
       signal: call.signal,
       path: "/v1/chat/completions",
-      body,
+      json: this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
       schema: SglangChatResponse,
     });
     const choice = reply.data.choices[0]!;

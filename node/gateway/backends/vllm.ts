@@ -16,6 +16,7 @@ import { z } from "zod";
 import { LogprobEntries, TokenIds } from "./wire-tokens.ts";
 import type { EngineCall, EngineResult, TokenCapture } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
+import { ChatBodyJson } from "./chat-body-json.ts";
 import { EngineBackend } from "./engine-backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
 import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatChoice, wireChatResponse } from "./openai-chat.ts";
@@ -39,19 +40,28 @@ export class VllmBackend extends EngineBackend {
     super(client);
   }
 
+  /** The engine body's message JSON, reused across a session's calls. */
+  private readonly bodyJson = new ChatBodyJson();
+
+  override forgetSession(sessionId: string): void {
+    super.forgetSession(sessionId);
+    this.bodyJson.forget(sessionId);
+  }
+
   async complete(call: EngineCall): Promise<EngineResult> {
-    const body = {
+    const body: Record<string, unknown> = {
       ...openAiChatBody(call.request, { model: this.servedModel, reasoningField: "reasoning_and_content" }),
       ...engineChatExtras(call.request),
       return_token_ids: true,
       logprobs: true,
       top_logprobs: 0,
     };
+    const { messages, ...rest } = body;
     const reply = await this.client.request({
       sessionId: call.sessionId,
       signal: call.signal,
       path: "/v1/chat/completions",
-      body,
+      json: this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
       schema: VllmChatResponse,
     });
     const capture = vllmTokens(reply.data);

@@ -2,9 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { LogprobEntries, SglangTokenLogprobs, TokenIds, type SglangTokenLogprob } from "./wire-tokens.ts";
 
 describe("engine token wire schemas", () => {
-  test("token ids: non-negative integers only", () => {
-    expect(TokenIds.parse([0, 151645, 7])).toEqual([0, 151645, 7]);
-    for (const bad of [[1.5], [-1], ["3"], [null], "1,2", { 0: 1 }]) expect(TokenIds.safeParse(bad).success).toBe(false);
+  test("token ids: integers in [0, 2^32) only (what the store packs as uint32)", () => {
+    expect(TokenIds.parse([0, 151645, 7, 2 ** 32 - 1])).toEqual([0, 151645, 7, 2 ** 32 - 1]);
+    for (const bad of [[1.5], [-1], ["3"], [null], [true], [Number.NaN], [Number.POSITIVE_INFINITY], [2 ** 32], [1, , 2], "1,2", { 0: 1 }]) {
+      expect(TokenIds.safeParse(bad).success).toBe(false);
+    }
   });
 
   test("logprob entries: each an object with a numeric logprob (other fields kept, unread)", () => {

@@ -4,14 +4,19 @@
 // reject anything of the wrong shape.
 import { z } from "zod";
 
+/** A token id: an integer in [0, 2^32), what the store packs as uint32 (one comparison: any other value changes under `>>> 0`). */
+function isTokenId(id: unknown): id is number {
+  return (id as number) >>> 0 === id;
+}
+
 function isTokenIdArray(value: unknown): value is number[] {
   if (!Array.isArray(value)) return false;
-  for (const id of value) if (typeof id !== "number" || !Number.isInteger(id) || id < 0) return false;
+  for (let i = 0; i < value.length; i++) if (!isTokenId(value[i])) return false;
   return true;
 }
 
-/** An array of non-negative integer token ids. */
-export const TokenIds = z.custom<number[]>(isTokenIdArray, { message: "expected an array of non-negative integer token ids" });
+/** An array of token ids: integers in [0, 2^32). */
+export const TokenIds = z.custom<number[]>(isTokenIdArray, { message: "expected an array of non-negative integer token ids (uint32)" });
 
 function isLogprobEntries(value: unknown): value is Array<{ logprob: number }> {
   if (!Array.isArray(value)) return false;
@@ -30,7 +35,7 @@ function isSglangTokenLogprobs(value: unknown): value is SglangTokenLogprob[] {
   for (const entry of value) {
     if (!Array.isArray(entry) || entry.length !== 3) return false;
     const [logprob, id, text] = entry as unknown[];
-    if (typeof logprob !== "number" || typeof id !== "number" || !Number.isInteger(id) || id < 0) return false;
+    if (typeof logprob !== "number" || !isTokenId(id)) return false;
     if (text !== null && typeof text !== "string") return false;
   }
   return true;

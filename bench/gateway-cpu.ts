@@ -1,0 +1,219 @@
+// Why: what the gateway costs is CPU per call, and on a shared machine wall latency hides it; this
+// measures the gateway process's own CPU seconds (/proc/<pid>/stat) around a closed-loop run —
+// 32 concurrent sessions, each its own API key and one worker, as real agents do — against a
+// fake vLLM engine that answers at once with token ids, so nothing but the gateway is measured.
+//
+//   bun bench/gateway-cpu.ts [--calls-per-session 20] [--sessions 32] [--rounds 3] [--stream] [--profile DIR]
+//                            [--only 100kb|1kb] [--baseline CHECKOUT]
+//
+// Each round measures, for a ~100 KB and a ~1 KB coding-agent request: the gateway, and a bare
+// Bun pass-through (forwards the body to the engine and its answer back: the floor of any proxy).
+// Within a round all of them are loaded at the same time, so they see the same machine load.
+// `--profile DIR` starts the gateway under `bun --cpu-prof` (profile written to DIR on exit).
+// `--baseline CHECKOUT` also runs the gateway of another checkout (e.g. `git archive <commit>`
+// unpacked, with node_modules linked) in the same rounds, so a change is compared on equal load.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { agentBody } from "./agent-body.ts";
+import { OUTPUT_TOKENS, vllmAnswer } from "./fake-vllm-answer.ts";
+
+const { values } = parseArgs({
+  options: {
+    "calls-per-session": { type: "string" },
+    sessions: { type: "string" },
+    rounds: { type: "string" },
+    stream: { type: "boolean" },
+    profile: { type: "string" },
+    only: { type: "string" },
+    baseline: { type: "string" },
+    "passthrough-to": { type: "string" },
+    port: { type: "string" },
+  },
+});
+const ADMIN = "bench-admin-token-0123456789";
+const MODEL = "Qwen/Qwen3-8B";
+const ROOT = join(import.meta.dir, "..");
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Child mode: a bare Bun pass-through proxy (what any proxy pays at least: HTTP in, HTTP out). */
+async function passthrough(engineUrl: string, port: number): Promise<void> {
+  Bun.serve({
+    hostname: "127.0.0.1",
+    port,
+    async fetch(req) {
+      const url = new URL(req.url);
+      if (url.pathname === "/health") return new Response("ok");
+      const res = await fetch(engineUrl + url.pathname, { method: "POST", headers: { "content-type": "application/json" }, body: await req.text() });
+      return new Response(await res.text(), { status: res.status, headers: { "content-type": "application/json" } });
+    },
+  });
+  await new Promise(() => {});
+}
+
+/** The fake engine: answers every chat call at once; ~4 request bytes per prompt token, like Qwen3 on code. */
+function startFakeEngine(): { url: string; stop(): void } {
+  const answers = new Map<number, string>();
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      if (new URL(req.url).pathname === "/health") return new Response("ok");
+      const bytes = (await req.arrayBuffer()).byteLength;
+      const promptIds = Math.round(bytes / 4);
+      let answer = answers.get(promptIds);
+      if (!answer) answers.set(promptIds, (answer = vllmAnswer(promptIds)));
+      return new Response(answer, { headers: { "content-type": "application/json" } });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
+}
+
+async function freePort(): Promise<number> {
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = server.port!;
+  await server.stop(true);
+  return port;
+}
+
+async function waitHealthy(url: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`${url} never became healthy`);
+}
+
+/** User + system CPU seconds of a process (all its threads). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After the command name: field 3 is state; utime and stime are fields 14 and 15 of the whole line.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** CPU seconds of each thread of a process, summed by thread name (JS thread, GC helpers, I/O). */
+function cpuByThread(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
+}
+
+/** Closed loop: each key is one worker sending `perKey` calls back to back. Returns CPU ms per call of `pid`. */
+async function cpuPerCall(pid: number, url: string, keys: string[], payload: string, perKey: number): Promise<number> {
+  const before = cpuSeconds(pid);
+  await Promise.all(
+    keys.map(async (key) => {
+      for (let i = 0; i < perKey; i++) {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: payload });
+        const text = await res.text();
+        if (!res.ok) throw new Error(`${url}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+      }
+    }),
+  );
+  return ((cpuSeconds(pid) - before) * 1000) / (keys.length * perKey);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+interface Target {
+  name: string;
+  child: Bun.Subprocess;
+  url: string;
+  /** One API key per session (the pass-through ignores them). */
+  keys: string[];
+}
+
+/** A gateway from the checkout at `cwd`, on its own SQLite file, with `sessions` open sessions. */
+async function startGateway(name: string, cwd: string, engineUrl: string, dir: string, profile: string[]): Promise<Omit<Target, "keys">> {
+  const port = await freePort();
+  const args = ["bin/polar.ts", "gateway", "--port", String(port), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, `${name}.db`), "--admin-token", ADMIN, "--retries", "0"];
+  const child = Bun.spawn(["bun", ...profile, ...args], { cwd, stderr: "inherit", stdout: "ignore" });
+  return { name, child, url: `http://127.0.0.1:${port}` };
+}
+
+async function openSessions(gatewayUrl: string, n: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const res = await fetch(`${gatewayUrl}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` } });
+      return ((await res.json()) as { token: string }).token;
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const perSession = Number(values["calls-per-session"] ?? 20);
+  const sessionCount = Number(values.sessions ?? 32);
+  const rounds = Number(values.rounds ?? 3);
+  const stream = values.stream === true;
+  const dir = mkdtempSync(join(tmpdir(), "polar-bench-cpu-"));
+  const engine = startFakeEngine();
+  const profile = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`] : [];
+  const started: Array<Omit<Target, "keys">> = [await startGateway("gateway", ROOT, engine.url, dir, profile)];
+  if (values.baseline) started.push(await startGateway("baseline", values.baseline, engine.url, dir, []));
+  const proxyPort = await freePort();
+  started.push({
+    name: "pass-through",
+    child: Bun.spawn(["bun", import.meta.path, "--passthrough-to", engine.url, "--port", String(proxyPort)], { stderr: "inherit", stdout: "ignore" }),
+    url: `http://127.0.0.1:${proxyPort}`,
+  });
+  try {
+    const targets: Target[] = [];
+    for (const t of started) {
+      await waitHealthy(`${t.url}/health`);
+      targets.push({ ...t, keys: t.name === "pass-through" ? Array.from({ length: sessionCount }, () => "x") : await openSessions(t.url, sessionCount) });
+    }
+    const allCases = [
+      { label: "100 KB", payload: JSON.stringify(agentBody(MODEL, 100_000, stream)), perKey: perSession },
+      { label: "1 KB", payload: JSON.stringify(agentBody(MODEL, 1_000, stream)), perKey: perSession * 5 },
+    ];
+    const cases = allCases.filter((c) => values.only === undefined || c.label.replace(" ", "").toLowerCase() === values.only);
+    // Warm every process (JIT, SQLite pages, the engine's cached answers).
+    for (const c of cases) for (const t of targets) await cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payload, 3);
+    const results = cases.map(() => targets.map(() => [] as number[]));
+    for (let r = 0; r < rounds; r++) {
+      for (const [i, c] of cases.entries()) {
+        // All targets under load at once: each sees the same machine (other helpers' load varies by the second).
+        const perCall = await Promise.all(targets.map((t) => cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payload, c.perKey)));
+        for (const [j, ms] of perCall.entries()) results[i]![j]!.push(ms);
+      }
+    }
+    console.log(
+      `fake vLLM engine (answers at once, ${OUTPUT_TOKENS} sampled ids); ${sessionCount} sessions, one worker each; ${rounds} rounds; stream ${stream}; machine: ${navigator.hardwareConcurrency} cores; Bun ${Bun.version}`,
+    );
+    console.log(`CPU ms per call: median of the rounds, [lowest round] (other load on the machine only adds, so the lowest is the least disturbed):`);
+    console.log(`| body | prompt ids | calls per round | ${targets.map((t) => t.name).join(" | ")} |`);
+    console.log(`|---|---:|---:|${targets.map(() => "---:|").join("")}`);
+    for (const [i, c] of cases.entries()) {
+      const cells = results[i]!.map((xs) => `${median(xs).toFixed(2)} [${Math.min(...xs).toFixed(2)}]`);
+      console.log(`| ${c.label} (${c.payload.length} B) | ${Math.round(c.payload.length / 4)} | ${sessionCount * c.perKey} | ${cells.join(" | ")} |`);
+    }
+    const gatewayThreads = [...cpuByThread(targets[0]!.child.pid)].sort((a, b) => b[1] - a[1]).filter(([, sec]) => sec >= 0.05);
+    console.log(`gateway CPU by thread over the whole run (s): ${gatewayThreads.map(([name, sec]) => `${name} ${sec.toFixed(2)}`).join(", ")}`);
+  } finally {
+    for (const t of started) t.child.kill("SIGTERM");
+    await Promise.all(started.map((t) => t.child.exited));
+    engine.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (values["passthrough-to"]) await passthrough(values["passthrough-to"], Number(values.port));
+else await main();
