@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { RecordedCall } from "../protocol/calls.ts";
+import { AdminState } from "../protocol/admin.ts";
 import { SessionInfo } from "../protocol/sessions.ts";
 import { defaultModelFolderPath } from "../node/tokenizer/index.ts";
 import { ADMIN_TOKEN, ENGINE_MODEL, startStack, type Stack } from "./helpers/stack.ts";
@@ -271,21 +272,36 @@ describe("recording", () => {
   });
 
   test("pause drains in-flight calls, holds new ones, and resume stamps the new policy version", async () => {
-    const s = await stack({ engine: { ttftMs: 300 } });
+    // The in-flight call is engine call 1, which hangs until its client leaves: the pause is
+    // seen waiting for it however fast or slow the machine is.
+    const s = await stack({ engine: { hangCalls: [1] } });
     const session = await s.session();
     const key = { authorization: `Bearer ${session.token}` };
-    const state = async () => (await (await s.admin("/v1/admin/state")).json()) as { paused: boolean; in_flight: number; waiting: number };
-    const until = async (ok: (st: Awaited<ReturnType<typeof state>>) => boolean) => {
+    const state = async () => AdminState.parse(await (await s.admin("/v1/admin/state")).json());
+    const until = async (ok: (st: AdminState) => boolean) => {
       while (!ok(await state())) await Bun.sleep(10);
     };
 
-    const inFlight = post(`${s.gateway.url}/v1/chat/completions`, chatBody("first"), key);
-    await until((st) => st.in_flight === 1);
-    const paused = await s.admin("/v1/admin/pause", { method: "POST" });
-    // Pause returned only after the in-flight call was answered by the engine and stored.
-    expect(await paused.json()).toMatchObject({ paused: true, in_flight: 0 });
+    const client = new AbortController();
+    const inFlight = fetch(`${s.gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...key },
+      body: JSON.stringify(chatBody("first")),
+      signal: client.signal,
+    }).catch((e: unknown) => e);
+    while (s.engine.calls < 1) await Bun.sleep(10);
+    let pauseReturned = false;
+    const paused = s.admin("/v1/admin/pause", { method: "POST" }).then((r) => {
+      pauseReturned = true;
+      return r;
+    });
+    await until((st) => st.paused && st.in_flight === 1);
+    expect(pauseReturned).toBe(false); // still draining
+    client.abort();
+    await inFlight;
+    // Pause returned only after the in-flight call finished and was stored.
+    expect(AdminState.parse(await (await paused).json())).toMatchObject({ paused: true, in_flight: 0 });
     expect(await s.calls(session.id)).toHaveLength(1);
-    expect((await inFlight).status).toBe(200);
 
     const held = post(`${s.gateway.url}/v1/chat/completions`, chatBody("second"), key);
     await until((st) => st.waiting === 1); // waiting, not failed
