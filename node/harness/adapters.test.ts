@@ -1,13 +1,14 @@
 // The files and environment each adapter writes, checked without the CLIs installed.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PolarError } from "../errors.ts";
 import { claudeEnv } from "./claude-code.ts";
 import { pinnedBinary, PINNED_CLIS, pinnedVersion } from "./common.ts";
 import { HARNESS_KINDS, getHarness } from "./registry.ts";
-import { HarnessOptions, type HarnessSpec } from "./types.ts";
+import { HarnessOptions, type HarnessLaunch, type HarnessSpec } from "./types.ts";
 
 const roots: string[] = [];
 afterAll(async () => {
@@ -29,7 +30,13 @@ async function makeSpec(overrides: Partial<HarnessSpec> = {}): Promise<HarnessSp
   };
 }
 
-const readJson = async (path: string): Promise<unknown> => JSON.parse(await readFile(path, "utf8"));
+/** A config file the adapter asks the runner to write (adapters write nothing themselves). */
+const fileOf = (launch: HarnessLaunch, path: string): string => {
+  const content = launch.files[path];
+  if (content === undefined) throw new Error(`no file ${path} in ${Object.keys(launch.files).join(", ")}`);
+  return content;
+};
+const jsonOf = (launch: HarnessLaunch, path: string): unknown => JSON.parse(fileOf(launch, path));
 
 describe("registry", () => {
   test("every kind resolves to an adapter of that kind", () => {
@@ -64,7 +71,7 @@ describe("codex", () => {
     const spec = await makeSpec({ options: { maxRetries: 2 } });
     const launch = await getHarness("codex").prepare(spec);
     expect(launch.env.CODEX_HOME).toBe(join(spec.homeDir, ".codex"));
-    const config = Bun.TOML.parse(await readFile(join(spec.homeDir, ".codex", "config.toml"), "utf8")) as Record<string, any>;
+    const config = Bun.TOML.parse(fileOf(launch, join(spec.homeDir, ".codex", "config.toml"))) as Record<string, any>;
     expect(config.model).toBe(spec.model);
     expect(config.model_provider).toBe("polar");
     expect(config.approval_policy).toBe("never");
@@ -88,16 +95,16 @@ describe("codex", () => {
 
   test("a declared context window reaches codex", async () => {
     const spec = await makeSpec({ options: { contextWindow: 40960 } });
-    await getHarness("codex").prepare(spec);
-    const config = Bun.TOML.parse(await readFile(join(spec.homeDir, ".codex", "config.toml"), "utf8")) as Record<string, unknown>;
+    const launch = await getHarness("codex").prepare(spec);
+    const config = Bun.TOML.parse(fileOf(launch, join(spec.homeDir, ".codex", "config.toml"))) as Record<string, unknown>;
     expect(config.model_context_window).toBe(40960);
   });
 
   test("strings with quotes, newlines and DEL survive TOML", async () => {
     const model = 'we"ird\nmodel\\\x7f';
     const spec = await makeSpec({ model });
-    await getHarness("codex").prepare(spec);
-    const config = Bun.TOML.parse(await readFile(join(spec.homeDir, ".codex", "config.toml"), "utf8")) as Record<string, unknown>;
+    const launch = await getHarness("codex").prepare(spec);
+    const config = Bun.TOML.parse(fileOf(launch, join(spec.homeDir, ".codex", "config.toml"))) as Record<string, unknown>;
     expect(config.model).toBe(model);
   });
 
@@ -134,6 +141,20 @@ describe("claude-code", () => {
     expect(claudeEnv(await makeSpec({ options: { contextWindow: 40960 } }), false).CLAUDE_CODE_MAX_CONTEXT_TOKENS).toBe("40960");
     expect(claudeEnv(await makeSpec(), false).CLAUDE_CODE_MAX_CONTEXT_TOKENS).toBeUndefined();
   });
+  test("adapters write nothing themselves: config comes back as files for the runner", async () => {
+    const spec = await makeSpec();
+    for (const kind of ["codex", "qwen-code", "pi", "mini"]) {
+      const launch = await getHarness(kind).prepare(spec);
+      expect(Object.keys(launch.files).length).toBeGreaterThan(0);
+      for (const path of Object.keys(launch.files)) expect(path.startsWith(`${spec.homeDir}/`)).toBe(true);
+    }
+    expect(existsSync(spec.homeDir)).toBe(false);
+  });
+  test("inside a sandbox IS_SANDBOX is set whatever the host user", async () => {
+    const launch = await getHarness("claude-code").prepare(await makeSpec({ inSandbox: true }));
+    expect(launch.env.IS_SANDBOX).toBe("1");
+    expect(launch.dirs).toEqual([expect.stringMatching(/\/\.claude$/)]);
+  });
   test("IS_SANDBOX only as root", async () => {
     const spec = await makeSpec();
     expect(claudeEnv(spec, true).IS_SANDBOX).toBe("1");
@@ -145,7 +166,7 @@ describe("qwen-code", () => {
   test("chat by default, private settings with telemetry and statistics off", async () => {
     const spec = await makeSpec();
     const launch = await getHarness("qwen-code").prepare(spec);
-    expect(await readJson(join(spec.homeDir, ".qwen", "settings.json"))).toEqual({
+    expect(jsonOf(launch, join(spec.homeDir, ".qwen", "settings.json"))).toEqual({
       general: { enableAutoUpdate: false },
       privacy: { usageStatisticsEnabled: false },
       telemetry: { enabled: false },
@@ -164,8 +185,8 @@ describe("qwen-code", () => {
   });
   test("output cap, context window and retries go to generationConfig", async () => {
     const spec = await makeSpec({ options: { maxOutputTokens: 4096, contextWindow: 40960, maxRetries: 0 } });
-    await getHarness("qwen-code").prepare(spec);
-    const settings = (await readJson(join(spec.homeDir, ".qwen", "settings.json"))) as any;
+    const launch = await getHarness("qwen-code").prepare(spec);
+    const settings = jsonOf(launch, join(spec.homeDir, ".qwen", "settings.json")) as any;
     expect(settings.model.generationConfig).toEqual({ maxRetries: 0, contextWindowSize: 40960, samplingParams: { max_tokens: 4096 } });
   });
   test("responses and anthropic are selectable", async () => {
@@ -185,13 +206,13 @@ describe("pi", () => {
     const launch = await getHarness("pi").prepare(spec);
     const agentDir = join(spec.homeDir, ".pi", "agent");
     expect(launch.env).toMatchObject({ PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" });
-    const models = (await readJson(join(agentDir, "models.json"))) as any;
+    const models = jsonOf(launch, join(agentDir, "models.json")) as any;
     const provider = models.providers.polar;
     expect(provider.api).toBe("openai-completions");
     expect(provider.baseUrl).toBe(spec.gateway.openaiBaseUrl);
     expect(launch.env[provider.apiKey]).toBe("sess-token");
     expect(provider.models[0].id).toBe(spec.model);
-    const settings = (await readJson(join(agentDir, "settings.json"))) as any;
+    const settings = jsonOf(launch, join(agentDir, "settings.json")) as any;
     expect(settings.retry.maxRetries).toBe(1);
     expect(settings.enableInstallTelemetry).toBe(false);
     for (const flag of ["-p", "--offline", "--no-session"]) expect(launch.command).toContain(flag);
@@ -200,7 +221,7 @@ describe("pi", () => {
   test("anthropic dialect uses the anthropic base URL; '@' is not a file", async () => {
     const spec = await makeSpec({ options: { dialect: "anthropic" }, instruction: "@README.md summarize" });
     const launch = await getHarness("pi").prepare(spec);
-    const models = (await readJson(join(spec.homeDir, ".pi", "agent", "models.json"))) as any;
+    const models = jsonOf(launch, join(spec.homeDir, ".pi", "agent", "models.json")) as any;
     expect(models.providers.polar.api).toBe("anthropic-messages");
     expect(models.providers.polar.baseUrl).toBe(spec.gateway.anthropicBaseUrl);
     expect(launch.command.at(-1)).toBe(" @README.md summarize");
@@ -212,7 +233,7 @@ describe("mini", () => {
     const spec = await makeSpec({ limits: { timeoutMs: 1000, maxTurns: 4 }, options: { commandTimeoutMs: 5000 } });
     const launch = await getHarness("mini").prepare(spec);
     const configPath = launch.command.at(-1)!;
-    const config = (await readJson(configPath)) as Record<string, unknown>;
+    const config = jsonOf(launch, configPath) as Record<string, unknown>;
     expect(config).toEqual({
       baseUrl: spec.gateway.openaiBaseUrl,
       model: spec.model,
@@ -225,6 +246,12 @@ describe("mini", () => {
     expect(JSON.stringify(config)).not.toContain("sess-token");
     expect(launch.env.OPENAI_API_KEY).toBe("sess-token");
     expect(launch.command[0]).toBe(process.execPath);
+    expect(launch.command[1]).toBe(join(spec.homeDir, ".mini", "agent.ts"));
+    expect(fileOf(launch, launch.command[1]!)).toStartWith("#!/usr/bin/env bun");
+  });
+  test("bunPath says where bun is where mini runs", async () => {
+    const launch = await getHarness("mini").prepare(await makeSpec({ bunPath: "/polar/node/bin/bun" }));
+    expect(launch.command[0]).toBe("/polar/node/bin/bun");
   });
 });
 

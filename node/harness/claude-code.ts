@@ -2,7 +2,6 @@
 // besides model calls (bootstrap, telemetry, MCP registry) is cut by one switch; its state goes
 // to a private CLAUDE_CONFIG_DIR; permissions are bypassed because Polar provides the sandbox.
 import { join } from "node:path";
-import { mkdir } from "node:fs/promises";
 import { collectStdout, maxRetries, options, polarEnv, runningAsRoot, specBinary } from "./common.ts";
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
@@ -26,7 +25,8 @@ export function claudeEnv(spec: HarnessSpec, asRoot: boolean): Record<string, st
   // this variable and plans auto-compaction against it (docs/harnesses.md).
   const contextWindow = options(spec).contextWindow;
   if (contextWindow !== undefined) env.CLAUDE_CODE_MAX_CONTEXT_TOKENS = String(contextWindow);
-  // bypassPermissions refuses to run as root unless told it is inside a sandbox.
+  // bypassPermissions refuses to run as root unless told it is inside a sandbox (a Polar sandbox
+  // may run it as root whatever the host user is).
   if (asRoot) env.IS_SANDBOX = "1";
   return env;
 }
@@ -34,9 +34,10 @@ export function claudeEnv(spec: HarnessSpec, asRoot: boolean): Record<string, st
 export const claudeCodeAdapter: HarnessAdapter = {
   kind: "claude-code",
   async prepare(spec) {
-    await mkdir(join(spec.homeDir, ".claude"), { recursive: true, mode: 0o700 });
     const maxTurns = spec.limits.maxTurns;
     return {
+      files: {},
+      dirs: [join(spec.homeDir, ".claude")],
       command: [
         specBinary("claude-code", spec),
         "-p",
@@ -51,7 +52,7 @@ export const claudeCodeAdapter: HarnessAdapter = {
         ...(options(spec).extraArgs ?? []),
         promptArgument(spec.instruction),
       ],
-      env: claudeEnv(spec, runningAsRoot()),
+      env: claudeEnv(spec, spec.inSandbox === true || runningAsRoot()),
       stdin: "closed",
     };
   },

@@ -2,7 +2,7 @@
 // plain HTTP (the built-in provider tries a WebSocket first and retries forever offline), and
 // the config below turns off every side channel (plugins sync, apps, analytics, update checks).
 import { join } from "node:path";
-import { collectStdout, maxRetries, options, polarEnv, specBinary, writeConfig } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv, specBinary } from "./common.ts";
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
 
@@ -62,8 +62,9 @@ export const codexAdapter: HarnessAdapter = {
   kind: "codex",
   async prepare(spec) {
     const codexHome = join(spec.homeDir, ".codex");
-    await writeConfig(codexHome, "config.toml", codexConfigToml(spec));
     return {
+      files: { [join(codexHome, "config.toml")]: codexConfigToml(spec) },
+      dirs: [],
       command: [
         specBinary("codex", spec),
         "exec",

@@ -1,6 +1,5 @@
 // Why: any program that reads the standard OpenAI / Anthropic variables can be a harness; Polar
 // only points those variables at the gateway session and runs it, unchanged.
-import { mkdir } from "node:fs/promises";
 import { PolarError } from "../errors.ts";
 import { collectStdout, options, polarEnv } from "./common.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
@@ -20,8 +19,7 @@ export const commandAdapter: HarnessAdapter = {
   async prepare(spec) {
     const argv = options(spec).argv;
     if (!argv) throw new PolarError("bad_request", "the command harness needs options.argv");
-    await mkdir(spec.homeDir, { recursive: true, mode: 0o700 });
-    return { command: [...argv, ...(options(spec).extraArgs ?? [])], env: commandEnv(spec), stdin: "closed" };
+    return { command: [...argv, ...(options(spec).extraArgs ?? [])], env: commandEnv(spec), stdin: "closed", files: {}, dirs: [spec.homeDir] };
   },
   collect: collectStdout,
 };

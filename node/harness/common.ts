@@ -2,7 +2,6 @@
 // how a finished process becomes an outcome — kept in one place so adapters stay declarative.
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { mkdir, writeFile } from "node:fs/promises";
 import pins from "./pins.json" with { type: "json" };
 import { PolarError } from "../errors.ts";
 import { HarnessOptions, type HarnessExit, type HarnessOutcome, type HarnessSpec } from "./types.ts";
@@ -65,13 +64,6 @@ export function maxRetries(spec: HarnessSpec): number {
 /** Root cannot use some "skip permissions" modes unless the CLI is told it runs in a sandbox. */
 export function runningAsRoot(): boolean {
   return process.getuid?.() === 0;
-}
-
-export async function writeConfig(dir: string, name: string, text: string): Promise<string> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, name);
-  await writeFile(path, text, { mode: 0o600 });
-  return path;
 }
 
 const ERROR_TAIL_CHARS = 1000;

@@ -3,8 +3,8 @@
 // same contract: stdin closed, a minimal environment, and a timeout that kills the whole
 // process group (agents start background processes).
 import { dirname } from "node:path";
-import { mkdir } from "node:fs/promises";
-import type { HarnessAdapter, HarnessExit, HarnessOutcome, HarnessSpec } from "./types.ts";
+import { chmod, mkdir, writeFile } from "node:fs/promises";
+import type { HarnessAdapter, HarnessExit, HarnessLaunch, HarnessOutcome, HarnessSpec } from "./types.ts";
 
 export interface HostRunOptions {
   /** Added last to the environment (tests set proxy variables here). */
@@ -63,9 +63,20 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Writes an adapter's private config files (owner-only) and folders to the host's disk. */
+export async function writeLaunchFiles(launch: HarnessLaunch): Promise<void> {
+  for (const dir of launch.dirs) await mkdir(dir, { recursive: true, mode: 0o700 });
+  for (const [path, content] of Object.entries(launch.files)) {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    await writeFile(path, content, { mode: 0o600 });
+    await chmod(path, 0o600);
+  }
+}
+
 export async function runOnHost(adapter: HarnessAdapter, spec: HarnessSpec, run: HostRunOptions = {}): Promise<HostRunResult> {
   await mkdir(spec.homeDir, { recursive: true, mode: 0o700 });
   const launch = await adapter.prepare(spec);
+  await writeLaunchFiles(launch);
   const started = performance.now();
   const child = Bun.spawn([...(run.prefix ?? []), ...launch.command], {
     cwd: spec.workDir,

@@ -1,7 +1,8 @@
 // Why: the adapter of Polar's own bash-only agent (mini/agent.ts): it needs nothing but Bun,
-// so it is the reference harness of tests and the embedded demo.
+// so it is the reference harness of tests and the embedded demo. The agent script (it imports
+// nothing) is copied into the run's private home, so it runs the same on the host and in a sandbox.
 import { join } from "node:path";
-import { collectStdout, maxRetries, options, polarEnv, writeConfig } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv } from "./common.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
 
 export const MINI_AGENT_SCRIPT = join(import.meta.dir, "mini", "agent.ts");
@@ -25,9 +26,13 @@ export function miniConfig(spec: HarnessSpec) {
 export const miniAdapter: HarnessAdapter = {
   kind: "mini",
   async prepare(spec) {
-    const configPath = await writeConfig(join(spec.homeDir, ".mini"), "config.json", JSON.stringify(miniConfig(spec), null, 2));
+    const dir = join(spec.homeDir, ".mini");
+    const configPath = join(dir, "config.json");
+    const agentPath = join(dir, "agent.ts");
     return {
-      command: [process.execPath, MINI_AGENT_SCRIPT, configPath],
+      files: { [configPath]: JSON.stringify(miniConfig(spec), null, 2), [agentPath]: await Bun.file(MINI_AGENT_SCRIPT).text() },
+      dirs: [],
+      command: [spec.bunPath ?? process.execPath, agentPath, configPath],
       env: { ...polarEnv(spec), OPENAI_API_KEY: spec.gateway.token },
       stdin: "closed",
     };

@@ -2,7 +2,7 @@
 // ("polar") pointing at the gateway in the chosen dialect. `--offline` stops its startup network
 // operations, `--no-session` keeps session files out of the config dir.
 import { join } from "node:path";
-import { collectStdout, maxRetries, options, polarEnv, specBinary, writeConfig } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv, specBinary } from "./common.ts";
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessDialect, HarnessSpec } from "./types.ts";
 
@@ -50,9 +50,12 @@ export const piAdapter: HarnessAdapter = {
   kind: "pi",
   async prepare(spec) {
     const agentDir = join(spec.homeDir, ".pi", "agent");
-    await writeConfig(agentDir, "models.json", JSON.stringify(piModelsJson(spec), null, 2));
-    await writeConfig(agentDir, "settings.json", JSON.stringify(piSettingsJson(spec), null, 2));
     return {
+      files: {
+        [join(agentDir, "models.json")]: JSON.stringify(piModelsJson(spec), null, 2),
+        [join(agentDir, "settings.json")]: JSON.stringify(piSettingsJson(spec), null, 2),
+      },
+      dirs: [],
       command: [
         specBinary("pi", spec),
         "-p",

@@ -2,7 +2,7 @@
 // tested path and the default here. A private QWEN_HOME holds settings that stop update checks
 // and the usage-statistics upload (its only outbound traffic besides model calls).
 import { join } from "node:path";
-import { collectStdout, maxRetries, options, polarEnv, specBinary, writeConfig } from "./common.ts";
+import { collectStdout, maxRetries, options, polarEnv, specBinary } from "./common.ts";
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessDialect, HarnessSpec } from "./types.ts";
 
@@ -54,9 +54,10 @@ export function qwenEnv(spec: HarnessSpec): Record<string, string> {
 export const qwenCodeAdapter: HarnessAdapter = {
   kind: "qwen-code",
   async prepare(spec) {
-    await writeConfig(join(spec.homeDir, ".qwen"), "settings.json", JSON.stringify(qwenSettings(spec), null, 2));
     const maxTurns = spec.limits.maxTurns;
     return {
+      files: { [join(spec.homeDir, ".qwen", "settings.json")]: JSON.stringify(qwenSettings(spec), null, 2) },
+      dirs: [],
       command: [
         specBinary("qwen-code", spec),
         "--auth-type",

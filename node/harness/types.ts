@@ -1,6 +1,8 @@
 // Why: one contract between "how a harness is configured" (adapters) and "where it runs" (the
-// host runner here, docker/bwrap runners later). An adapter only writes private config files and
-// describes a command; it never spawns anything, so every runner can reuse every adapter.
+// host runner, the sandbox runner). An adapter only describes config files and a command, with
+// paths as seen where the harness runs; it never writes or spawns anything, so every runner can
+// reuse every adapter (the host runner writes the files to disk, the sandbox runner into the
+// sandbox).
 import { z } from "zod";
 import { DIALECTS, type Dialect } from "../../protocol/calls.ts";
 
@@ -50,6 +52,7 @@ export const HarnessOptions = z
   .strict();
 export type HarnessOptions = z.infer<typeof HarnessOptions>;
 
+/** Every path in a spec is a path where the harness runs (the host, or inside a sandbox). */
 export interface HarnessSpec {
   /** The repository / task folder the agent works in (its cwd). */
   workDir: string;
@@ -62,6 +65,10 @@ export interface HarnessSpec {
   homeDir: string;
   /** Folder written by scripts/install-harnesses.sh; defaults to defaultInstallDir(). */
   installDir?: string;
+  /** The bun binary (for mini); defaults to the one running Polar. */
+  bunPath?: string;
+  /** The harness runs inside a Polar sandbox (CLIs that refuse "skip permissions" as root are told so). */
+  inSandbox?: boolean;
   options?: HarnessOptions;
 }
 
@@ -70,6 +77,10 @@ export interface HarnessLaunch {
   command: string[];
   env: Record<string, string>;
   stdin: "closed";
+  /** Private config files (path → content) the runner writes first, owner-only (0600). */
+  files: Record<string, string>;
+  /** Folders the runner creates first (owner-only), besides those holding `files`. */
+  dirs: string[];
 }
 
 export interface HarnessExit {
@@ -89,7 +100,7 @@ export interface HarnessOutcome {
 
 export interface HarnessAdapter {
   readonly kind: string;
-  /** Writes the harness's private config under spec.homeDir and describes the command. */
+  /** Describes the harness's private config under spec.homeDir and its command. */
   prepare(spec: HarnessSpec): Promise<HarnessLaunch>;
   /** Reads the finished process's output. */
   collect(exit: HarnessExit): HarnessOutcome;

@@ -58,6 +58,11 @@ export interface Sandbox {
    * created here later (bind mounts cannot be added to a running container).
    */
   readonly hostRunDir: string;
+  /**
+   * False when commands run as plain host processes (the process runtime without bwrap): sandbox
+   * paths then mean nothing to them, so harnesses must run with runOnHost instead.
+   */
+  readonly isolated?: boolean;
   exec(request: ExecRequest): Promise<ExecResult>;
   /** Writes files (path → content) inside the sandbox, creating folders. */
   putFiles(files: Record<string, string | Uint8Array>, options?: { mode?: number }): Promise<void>;

@@ -3,7 +3,7 @@
 // run (private home, work dir, adapter settings a harness needs beyond the adapter's defaults,
 // e.g. compaction) and the recording are built in one place.
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RecordedCall } from "../../protocol/calls.ts";
@@ -61,9 +61,9 @@ function withExtraSettings(adapter: HarnessAdapter, extra: ExtraSettings | undef
     async prepare(spec) {
       const launch = await adapter.prepare(spec);
       const path = join(spec.homeDir, extra.file);
-      const current = existsSync(path) ? (JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>) : {};
-      await writeFile(path, JSON.stringify(deepMerge(current, extra.merge), null, 2));
-      return launch;
+      const written = launch.files[path];
+      const current = written === undefined ? {} : (JSON.parse(written) as Record<string, unknown>);
+      return { ...launch, files: { ...launch.files, [path]: JSON.stringify(deepMerge(current, extra.merge), null, 2) } };
     },
   };
 }

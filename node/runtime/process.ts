@@ -1,0 +1,242 @@
+// Why: the sandbox for machines without Docker (the embedded demo, laptops, CI without an
+// engine): a private folder on the host, each command run under bubblewrap with its own mount,
+// PID and network namespaces and a read-only view of the host system. Without bwrap it still
+// runs commands, as plain processes in the folder, and says loudly that nothing is isolated.
+// It has no images: RuntimeSpec.image is ignored (tasks upload their repository with `prepare`),
+// and cpus / memory_mb / pids_limit are not enforced (no cgroups here).
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, posix } from "node:path";
+import { PolarError } from "../errors.ts";
+import { bwrapArgv, findBwrap, systemSymlinks, type BwrapLayout } from "./bwrap.ts";
+import { mkdirSandbox, resolveSandboxPath, writeNoFollow, type PathMapping } from "./process-paths.ts";
+import { killProcessGroup, spawnCapture, toExecResult, type SpawnCaptureResult } from "./spawn-capture.ts";
+import {
+  RuntimeSpec,
+  SANDBOX_RUN_DIR,
+  type ExecRequest,
+  type ExecResult,
+  type Mount,
+  type Sandbox,
+  type SandboxCreateOptions,
+  type SandboxRuntime,
+} from "./types.ts";
+
+export interface ProcessRuntimeOptions {
+  /** Folder holding `<node id>/<sandbox id>/` work dirs; default `$TMPDIR/polar-process`. */
+  root?: string;
+  /** Path of bwrap, or null to run unisolated; default: bwrap on PATH. */
+  bwrap?: string | null;
+  /** Where the "not isolated" warning goes; default console.warn. */
+  warn?: (message: string) => void;
+}
+
+/** Marks every host process a sandbox starts, so leftovers can be found after a crash. */
+const MARKER_ENV = "POLAR_PROCESS_SANDBOX";
+const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+const SANDBOX_HOME = "/root";
+const ARCHIVE_LIMIT_BYTES = 1024 * 1024 * 1024;
+const HELPER_TIMEOUT_MS = 120_000;
+
+export function defaultProcessRoot(): string {
+  return join(tmpdir(), "polar-process");
+}
+
+class ProcessSandbox implements Sandbox {
+  readonly backend = "process" as const;
+  readonly hostRunDir: string;
+  readonly isolated: boolean;
+  private readonly rootDir: string;
+  private readonly mappings: PathMapping[];
+  private readonly running = new Set<number>();
+  private destroyed = false;
+
+  constructor(
+    readonly id: string,
+    readonly spec: RuntimeSpec,
+    private readonly dir: string,
+    private readonly mounts: Mount[],
+    private readonly bwrap: string | null,
+  ) {
+    this.isolated = bwrap !== null;
+    this.rootDir = join(dir, "fs");
+    this.hostRunDir = join(this.rootDir, ...SANDBOX_RUN_DIR.split("/").filter(Boolean));
+    this.mappings = [
+      { sandbox: "/", host: this.rootDir, writable: true },
+      ...mounts.map((m) => ({ sandbox: posix.normalize(m.sandbox), host: m.host, writable: !m.readonly })),
+    ];
+  }
+
+  async init(): Promise<void> {
+    await mkdir(this.rootDir, { mode: 0o755 });
+    for (const link of systemSymlinks()) await symlink(link.target, join(this.rootDir, link.path));
+    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, SANDBOX_RUN_DIR]) {
+      await mkdirSandbox(resolveSandboxPath(this.mappings, folder));
+    }
+  }
+
+  /** Relative paths are relative to the workdir (as in Polar's task files and the docker runtime). */
+  private absolute(sandboxPath: string): string {
+    return posix.resolve(this.spec.workdir, sandboxPath);
+  }
+
+  private resolve(sandboxPath: string) {
+    return resolveSandboxPath(this.mappings, this.absolute(sandboxPath));
+  }
+
+  private hostPath(sandboxPath: string): string {
+    return this.resolve(sandboxPath).host;
+  }
+
+  private async run(request: ExecRequest & { maxOutputBytes?: number }): Promise<SpawnCaptureResult> {
+    if (this.destroyed) throw new PolarError("not_found", `sandbox ${this.id} is destroyed`);
+    const argv = typeof request.command === "string" ? ["/bin/sh", "-c", request.command] : request.command;
+    if (argv.length === 0) throw new PolarError("bad_request", "empty command");
+    const cwd = request.cwd ?? this.spec.workdir;
+    const env: Record<string, string> = { PATH: SANDBOX_PATH, HOME: SANDBOX_HOME, LANG: "C.UTF-8", ...this.spec.env, ...request.env };
+    const marker = { [MARKER_ENV]: this.dir };
+    let pid: number | undefined;
+    const common = {
+      stdin: request.stdin,
+      timeoutMs: request.timeoutMs,
+      signal: request.signal,
+      maxOutputBytes: request.maxOutputBytes,
+      onSpawn: (spawned: number) => this.running.add((pid = spawned)),
+    };
+    let started: Promise<SpawnCaptureResult>;
+    if (this.bwrap) {
+      const layout: BwrapLayout = { rootDir: this.rootDir, mounts: this.mounts, network: this.spec.network, capAdd: this.spec.cap_add };
+      started = spawnCapture({ ...common, argv: bwrapArgv(this.bwrap, layout, { argv, cwd, env }), cwd: this.rootDir, env: marker });
+    } else {
+      // Unisolated: the command sees host paths; only cwd and HOME are mapped into the folder.
+      started = spawnCapture({ ...common, argv, cwd: this.hostPath(cwd), env: { ...env, HOME: this.hostPath(env.HOME ?? SANDBOX_HOME), ...marker } });
+    }
+    return started.finally(() => {
+      if (pid !== undefined) this.running.delete(pid);
+    });
+  }
+
+  async exec(request: ExecRequest): Promise<ExecResult> {
+    return toExecResult(await this.run(request));
+  }
+
+  /** Runs a helper (tar, cat) inside the sandbox and fails loudly when it fails. */
+  private async helper(argv: string[], stdin?: Uint8Array): Promise<Buffer> {
+    const result = await this.run({ command: argv, cwd: "/", stdin, timeoutMs: HELPER_TIMEOUT_MS, maxOutputBytes: ARCHIVE_LIMIT_BYTES });
+    if (result.exitCode !== 0) {
+      const message = result.stderr.bytes.toString("utf8").trim();
+      throw new PolarError(/No such file/i.test(message) ? "not_found" : "internal", `${argv[0]} in sandbox ${this.id} failed: ${message}`);
+    }
+    if (result.stdout.dropped > 0) throw new PolarError("too_large", `output over ${ARCHIVE_LIMIT_BYTES} bytes`);
+    return result.stdout.bytes;
+  }
+
+  async putFiles(files: Record<string, string | Uint8Array>, options: { mode?: number } = {}): Promise<void> {
+    for (const [path, content] of Object.entries(files)) {
+      await writeNoFollow(this.resolve(path), content, options.mode ?? 0o644);
+    }
+  }
+
+  async putArchive(tar: Uint8Array, sandboxPath: string): Promise<void> {
+    const hostDir = await mkdirSandbox(this.resolve(sandboxPath));
+    if (this.bwrap) {
+      // Extracted inside the namespaces: symlinks in the archive or the sandbox resolve there.
+      await this.helper(["tar", "-x", "-f", "-", "--no-same-owner", "-C", this.absolute(sandboxPath)], tar);
+      return;
+    }
+    const result = await spawnCapture({ argv: ["tar", "-x", "-f", "-", "--no-same-owner", "-C", hostDir], cwd: hostDir, env: { PATH: SANDBOX_PATH }, stdin: tar });
+    if (result.exitCode !== 0) throw new PolarError("internal", `tar failed: ${result.stderr.bytes.toString("utf8")}`);
+  }
+
+  async putDirectory(hostDir: string, sandboxPath: string): Promise<void> {
+    const packed = await spawnCapture({ argv: ["tar", "-c", "-f", "-", "-C", hostDir, "."], cwd: hostDir, env: { PATH: SANDBOX_PATH }, maxOutputBytes: ARCHIVE_LIMIT_BYTES });
+    if (packed.exitCode !== 0) throw new PolarError("not_found", `cannot read ${hostDir}: ${packed.stderr.bytes.toString("utf8")}`);
+    await this.putArchive(packed.stdout.bytes, sandboxPath);
+  }
+
+  async readFile(sandboxPath: string): Promise<Uint8Array> {
+    if (this.bwrap) return this.helper(["cat", "--", this.absolute(sandboxPath)]);
+    return readFile(this.hostPath(sandboxPath)).catch(() => {
+      throw new PolarError("not_found", `no file ${sandboxPath} in sandbox ${this.id}`);
+    });
+  }
+
+  /** A tar of the folder or file, its entries named from its basename (as Docker's archive API). */
+  async getArchive(sandboxPath: string): Promise<Uint8Array> {
+    const path = this.absolute(sandboxPath);
+    const parent = posix.dirname(path);
+    const name = posix.basename(path) || ".";
+    if (this.bwrap) return this.helper(["tar", "-c", "-f", "-", "-C", parent, name]);
+    const result = await spawnCapture({ argv: ["tar", "-c", "-f", "-", "-C", this.hostPath(parent), name], cwd: this.rootDir, env: { PATH: SANDBOX_PATH }, maxOutputBytes: ARCHIVE_LIMIT_BYTES });
+    if (result.exitCode !== 0) throw new PolarError("not_found", `tar of ${path} failed: ${result.stderr.bytes.toString("utf8")}`);
+    return result.stdout.bytes;
+  }
+
+  async alive(): Promise<boolean> {
+    return !this.destroyed && existsSync(this.rootDir);
+  }
+
+  async destroy(): Promise<void> {
+    this.destroyed = true;
+    for (const pid of this.running) killProcessGroup(pid);
+    this.running.clear();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Pids of host processes whose environment carries the marker under `prefix`. */
+async function markedProcesses(prefix: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc").catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, "latin1").catch(() => "");
+    if (environ.split("\0").some((v) => v.startsWith(`${MARKER_ENV}=${prefix}`))) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+export function createProcessRuntime(options: ProcessRuntimeOptions = {}): SandboxRuntime {
+  const root = options.root ?? defaultProcessRoot();
+  const bwrap = options.bwrap === undefined ? findBwrap() : options.bwrap;
+  const warn = options.warn ?? ((message: string) => console.warn(message));
+  return {
+    backend: "process",
+    isolated: bwrap !== null,
+    async create(create: SandboxCreateOptions): Promise<Sandbox> {
+      const spec = RuntimeSpec.parse(create.spec);
+      if (!bwrap) {
+        warn(
+          "WARNING: polar process sandbox WITHOUT ISOLATION — bwrap (Debian package bubblewrap) is not installed, so commands run as plain host processes with full access to this machine and its network.",
+        );
+      }
+      const id = `p-${randomBytes(6).toString("hex")}`;
+      const dir = join(root, create.labels.node_id, id);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await writeFile(join(dir, "labels.json"), JSON.stringify({ ...create.labels, sandbox_id: id }));
+      const sandbox = new ProcessSandbox(id, spec, dir, create.mounts ?? [], bwrap);
+      try {
+        await sandbox.init();
+      } catch (err) {
+        await sandbox.destroy();
+        throw err;
+      }
+      return sandbox;
+    },
+    async removeLeftovers(nodeId: string): Promise<number> {
+      const nodeDir = join(root, nodeId);
+      for (const pid of await markedProcesses(`${nodeDir}/`)) {
+        killProcessGroup(pid);
+        try {
+          process.kill(pid, "SIGKILL"); // not always a group leader
+        } catch {
+          // already gone
+        }
+      }
+      const leftovers = await readdir(nodeDir).catch(() => [] as string[]);
+      await Promise.all(leftovers.map((name) => rm(join(nodeDir, name), { recursive: true, force: true })));
+      return leftovers.length;
+    },
+  };
+}
