@@ -166,7 +166,7 @@ export async function runOnReader(target: ExecTarget, reader: Reader, request: E
     // The job did not finish (container killed from outside, run folder removed).
     exitCode = await reader.exec.inspect().then((info) => (info.Running ? null : info.ExitCode), () => null);
   }
-  await Promise.all(Object.values(files).map((path) => rm(path, { force: true })));
+  void Promise.all(Object.values(files).map((path) => rm(path, { force: true }))).catch(() => undefined);
   return {
     exit_code: exitCode,
     stdout: reader.stdout.text(),
