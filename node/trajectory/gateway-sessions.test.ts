@@ -11,14 +11,16 @@ import { GatewayAgent, loopScript } from "./testing/gateway-agent.ts";
 import { qwen3Tokenizer } from "./testing/qwen3.ts";
 
 const tokenizer = qwen3Tokenizer();
+/** Servers and real HTTP calls: generous, since the default 5 s fails on a busy machine. */
+const SERVER_TIMEOUT_MS = 60_000;
 let stack: Stack;
 
 beforeAll(async () => {
   stack = await startStack({ engine: { script: loopScript(3, 3) } });
-});
+}, SERVER_TIMEOUT_MS);
 afterAll(async () => {
   await stack.stop();
-});
+}, SERVER_TIMEOUT_MS);
 
 async function recorded(drive: (client: OpenAI) => Promise<void>): Promise<{ id: string; calls: RecordedCall[] }> {
   const session = await stack.session();
@@ -38,7 +40,7 @@ describe("sessions recorded through the gateway", () => {
     expect(aware.traces.length).toBe(1);
     expectFaithfulMerge(aware.traces[0]!, calls);
     expect(aware.stats.normalisations["generation-glue"]).toBe(3);
-  });
+  }, SERVER_TIMEOUT_MS);
 
   test("thinking on with reasoning dropped, two queries: one template-aware trace", async () => {
     const { calls } = await recorded(async (client) => {
@@ -52,7 +54,7 @@ describe("sessions recorded through the gateway", () => {
     expectFaithfulMerge(aware.traces[0]!, calls);
     expect(aware.stats.normalisations["thinking-strip"]).toBe(7);
     expect(rebuild(calls, "prefix-merge", { tokenizer }).stats.traces).toBe(8);
-  });
+  }, SERVER_TIMEOUT_MS);
 
   test("a sub-agent and a compaction split every merge strategy, with their causes", async () => {
     const { calls } = await recorded(async (client) => {
@@ -92,7 +94,7 @@ describe("sessions recorded through the gateway", () => {
     const causeOf = new Map(strict.stats.splits.map((s) => [s.seq, s.cause]));
     expect(causeOf.get(1)).toBe("sub-agent");
     expect(causeOf.get(8)).toBe("compaction");
-  });
+  }, SERVER_TIMEOUT_MS);
 
   test("GET /v1/sessions/:id/trajectory serves the same rebuild", async () => {
     const { id, calls } = await recorded(async (client) => {
@@ -104,5 +106,5 @@ describe("sessions recorded through the gateway", () => {
     const local = rebuild(calls, "template-aware", { tokenizer });
     expect(served.traces).toEqual(local.traces);
     expect({ ...served.stats, rebuild_ms: 0 }).toEqual({ ...local.stats, rebuild_ms: 0 });
-  });
+  }, SERVER_TIMEOUT_MS);
 });
