@@ -137,5 +137,18 @@ export const SessionTrajectoryStats = z.object({
 });
 export type SessionTrajectoryStats = z.infer<typeof SessionTrajectoryStats>;
 
+/** Query of `GET /v1/sessions/:id/trajectory` (strings, as a URL carries them). */
+export const TrajectoryQuery = z.object({
+  /** A strategy name (checked against STRATEGIES by the service); default template-aware. */
+  strategy: z.string().optional(),
+  /** template-aware: most context-drift tokens a call may add to a trace (0: exact contexts only). */
+  max_context_drift: z
+    .string()
+    .regex(/^\d{1,9}$/, "max_context_drift must be a non-negative integer")
+    .transform(Number)
+    .optional(),
+});
+export type TrajectoryQuery = z.infer<typeof TrajectoryQuery>;
+
 export const TrajectoryResult = z.object({ traces: z.array(Trace), stats: SessionTrajectoryStats });
 export type TrajectoryResult = z.infer<typeof TrajectoryResult>;

@@ -3,7 +3,7 @@
 // worker (started on first use) so it never stalls the gateway's live calls.
 import { PolarError } from "../errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
-import { STRATEGIES, type Strategy, type TrajectoryResult } from "../trajectory/index.ts";
+import { STRATEGIES, type RebuildOptions, type Strategy, type TrajectoryResult } from "../trajectory/index.ts";
 import type { RebuildJob, RebuildReply } from "./trajectory-worker.ts";
 
 interface Pending {
@@ -21,12 +21,12 @@ export class TrajectoryService {
     private readonly tokenizerFolder?: string,
   ) {}
 
-  async rebuild(sessionId: string, strategy: string): Promise<TrajectoryResult & { session_id: string }> {
+  async rebuild(sessionId: string, strategy: string, options: Pick<RebuildOptions, "maxContextDrift"> = {}): Promise<TrajectoryResult & { session_id: string }> {
     if (!(STRATEGIES as readonly string[]).includes(strategy)) {
       throw new PolarError("bad_request", `unknown strategy "${strategy}"; expected one of ${STRATEGIES.join(", ")}`);
     }
     const calls = await this.calls.list(sessionId);
-    const result = await this.run({ id: this.nextId++, calls, strategy: strategy as Strategy, tokenizerFolder: this.tokenizerFolder });
+    const result = await this.run({ id: this.nextId++, calls, strategy: strategy as Strategy, options, tokenizerFolder: this.tokenizerFolder });
     return { session_id: sessionId, ...result };
   }
 

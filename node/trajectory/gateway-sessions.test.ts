@@ -106,5 +106,16 @@ describe("sessions recorded through the gateway", () => {
     const local = rebuild(calls, "template-aware", { tokenizer });
     expect(served.traces).toEqual(local.traces);
     expect({ ...served.stats, rebuild_ms: 0 }).toEqual({ ...local.stats, rebuild_ms: 0 });
+    expect(served.stats.context_exact_calls).toBe(1);
+    expect(served.stats.context_drift_tokens).toBeGreaterThan(0);
+
+    // max_context_drift=0: template-aware merges only exact contexts, as prefix-merge does.
+    const exactOnly = TrajectoryResult.parse(await (await stack.admin(`/v1/sessions/${id}/trajectory?strategy=template-aware&max_context_drift=0`)).json());
+    expect(exactOnly.traces.map((t) => t.calls)).toEqual(rebuild(calls, "prefix-merge", { tokenizer }).traces.map((t) => t.calls));
+    expect(exactOnly.stats.context_drift_tokens).toBe(0);
+    for (const bad of ["-1", "1.5", "lots"]) {
+      const refused = await stack.admin(`/v1/sessions/${id}/trajectory?max_context_drift=${bad}`);
+      expect(refused.status).toBe(400);
+    }
   }, SERVER_TIMEOUT_MS);
 });
