@@ -4,9 +4,12 @@
 // sessions from a small OpenAI-SDK agent loop, and sessions of the REAL harness CLIs (Pi, Qwen
 // Code, Codex, Claude Code; 24 shell steps, thinking on and off; Codex, Qwen Code and Claude Code
 // each compacting once inside its query; Pi with a second query and Pi compacting between two
-// queries); and it times rebuilding at 10, 100 and 1,000 calls to show it is linear.
+// queries); the committed real-CLI fixtures (test/fixtures/trajectories/); and it times rebuilding at 10, 100 and 1,000 calls to show it is linear.
 //
-//   bun bench/trajectories.ts [--repeat 5] [--only synthetic|real|timing]
+//   bun bench/trajectories.ts [--repeat 5] [--only fixtures|synthetic|real|timing]
+//
+// "exact context" counts the calls whose prompt ids equal the trace's tokens before their sampled
+// span; "context drift" sums, over the calls, the tokens of both past their common prefix.
 //
 // Prints markdown for the "Trajectories" section of bench/RESULTS.md.
 import OpenAI from "openai";
@@ -18,6 +21,7 @@ import { GatewayAgent, loopScript, type GatewayAgentOptions } from "../node/traj
 import { qwen3Tokenizer } from "../node/trajectory/testing/qwen3.ts";
 import { startStack, type Stack } from "../test/helpers/stack.ts";
 import { recordRealCliSessions } from "../test/helpers/real-cli-scenarios.ts";
+import { allTrajectoryFixtures } from "../test/helpers/trajectory-fixtures.ts";
 
 const { values } = parseArgs({ options: { repeat: { type: "string" }, only: { type: "string" } } });
 const REPEAT = Number(values.repeat ?? 5);
@@ -93,15 +97,15 @@ const nonZero = (counts: Record<string, number>) =>
     .join(", ") || "—";
 
 function printTableHeader(): void {
-  console.log("| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | splits (cause) | normalisations | rebuild ms |");
-  console.log("|---|---:|---:|---:|---:|---:|---|---|---:|");
+  console.log("| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | exact context (calls) | context drift (tokens) | splits (cause) | normalisations | rebuild ms |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|");
 }
 
 function printStrategyRows(calls: RecordedCall[]): void {
   for (const strategy of STRATEGIES) {
     const { stats, ms } = timed(calls, strategy);
     console.log(
-      `| ${strategy} | ${stats.traces} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
+      `| ${strategy} | ${stats.traces} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${stats.context_exact_calls}/${stats.calls_used} | ${stats.context_drift_tokens.toLocaleString("en")} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
     );
   }
 }
@@ -134,6 +138,15 @@ async function realCliSessions(): Promise<void> {
   }
 }
 
+/** The committed real-CLI fixture sessions (test/fixtures/trajectories/): no CLI needed. */
+function fixtureSessions(): void {
+  for (const { name, description, calls } of allTrajectoryFixtures()) {
+    console.log(`\n#### FIXTURE ${name}: ${description}, ${recordedTokens(calls).toLocaleString("en")} recorded tokens\n`);
+    printTableHeader();
+    printStrategyRows(calls);
+  }
+}
+
 async function linearity(): Promise<void> {
   // One conversation of 49 tool calls and an answer per block; the harness compacts between blocks.
   const longStack = await startStack({ engine: { script: loopScript(1, 49) } });
@@ -155,6 +168,7 @@ async function linearity(): Promise<void> {
   }
 }
 
+if (!ONLY || ONLY === "fixtures") fixtureSessions();
 if (!ONLY || ONLY === "synthetic") await syntheticSessions();
 if (!ONLY || ONLY === "real") await realCliSessions();
 if (!ONLY || ONLY === "timing") await linearity();
