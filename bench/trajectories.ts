@@ -101,13 +101,26 @@ function printTableHeader(): void {
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|");
 }
 
-function printStrategyRows(calls: RecordedCall[]): void {
+function printStrategyRows(calls: RecordedCall[]): Map<Strategy, SessionTrajectoryStats> {
+  const byStrategy = new Map<Strategy, SessionTrajectoryStats>();
   for (const strategy of STRATEGIES) {
     const { stats, ms } = timed(calls, strategy);
+    byStrategy.set(strategy, stats);
     console.log(
       `| ${strategy} | ${stats.traces} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${stats.context_exact_calls}/${stats.calls_used} | ${stats.context_drift_tokens.toLocaleString("en")} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
     );
   }
+  return byStrategy;
+}
+
+/** Over a set of sessions: how many calls template-aware merged, and how many of those saw the trace's context. */
+function printContextSummary(title: string, sessions: Map<Strategy, SessionTrajectoryStats>[]): void {
+  const aware = sessions.map((s) => s.get("template-aware")!);
+  // A call that opens a trace always has an exact context; merged calls are the others.
+  const merged = aware.reduce((n, s) => n + s.calls_used - s.traces, 0);
+  const mergedExact = aware.reduce((n, s) => n + s.context_exact_calls - s.traces, 0);
+  const drift = aware.reduce((n, s) => n + s.context_drift_tokens, 0);
+  console.log(`\n${title}: template-aware merged ${merged} calls into earlier traces; ${merged - mergedExact} of them were sampled from a context other than the trace's (${drift.toLocaleString("en")} drift tokens in all).`);
 }
 
 async function syntheticSessions(): Promise<void> {
@@ -131,20 +144,24 @@ async function syntheticSessions(): Promise<void> {
 /** Sessions of the real CLIs, recorded now (each run takes seconds). */
 async function realCliSessions(): Promise<void> {
   const sessions = await recordRealCliSessions(REAL_CLI_TURNS, (line) => console.error(line));
+  const all: Map<Strategy, SessionTrajectoryStats>[] = [];
   for (const { name, calls, runMs } of sessions) {
     console.log(`\n#### REAL CLI: ${name} — ${calls.length} calls, ${recordedTokens(calls).toLocaleString("en")} recorded tokens, CLI run ${(runMs / 1000).toFixed(1)} s\n`);
     printTableHeader();
-    printStrategyRows(calls);
+    all.push(printStrategyRows(calls));
   }
+  printContextSummary("All real-CLI sessions", all);
 }
 
 /** The committed real-CLI fixture sessions (test/fixtures/trajectories/): no CLI needed. */
 function fixtureSessions(): void {
+  const all: Map<Strategy, SessionTrajectoryStats>[] = [];
   for (const { name, description, calls } of allTrajectoryFixtures()) {
     console.log(`\n#### FIXTURE ${name}: ${description}, ${recordedTokens(calls).toLocaleString("en")} recorded tokens\n`);
     printTableHeader();
-    printStrategyRows(calls);
+    all.push(printStrategyRows(calls));
   }
+  printContextSummary("All fixtures", all);
 }
 
 async function linearity(): Promise<void> {
