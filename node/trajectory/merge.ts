@@ -120,9 +120,9 @@ function classifySplit(
   for (const { trace, alignment, tooMuchDrift } of attempts) {
     const full = settings.allowed.size === ALL_KINDS.size ? alignment : alignTail(trace.tail, prompt, ALL_KINDS, ctx);
     const reach = full.matched ? Number.POSITIVE_INFINITY : full.reached;
-    const driftCause = (): SplitCause => (alignment.matched ? (alignment.normalisations[0] ?? "context-drift") : "context-drift");
+    const driftCause: SplitCause = (alignment.matched && alignment.normalisations[0]) || "context-drift";
     const cause: SplitCause = full.matched
-      ? (full.normalisations.find((k) => !settings.allowed.has(k)) ?? (tooMuchDrift ? driftCause() : "unknown"))
+      ? (full.normalisations.find((k) => !settings.allowed.has(k)) ?? (tooMuchDrift ? driftCause : "unknown"))
       : full.cause;
     if (!best || reach > best.reach || (reach === best.reach && trace.lastSeq > best.trace.lastSeq)) {
       best = { trace, reach, cause };
