@@ -33,6 +33,7 @@ test("the fixtures cover the situations of issue 7", () => {
   expect(fixtures.map((f) => f.name)).toEqual(expect.arrayContaining([
     "mini-thinking-on-vllm", "mini-thinking-on-tito", "mini-thinking-on-tito-splice", "mini-thinking-off-vllm",
     "pi-two-queries-thinking-on-vllm", "pi-subagent-thinking-on-vllm", "codex-compaction-thinking-on-vllm",
+    "claude-code-compaction-thinking-on-vllm", "qwen-code-compaction-thinking-on-tito",
   ]));
   for (const f of fixtures) expect(f.calls.every((c) => c.error === null && c.outputIds !== null && c.logprobs?.length === c.outputIds.length)).toBe(true);
 });
@@ -134,13 +135,18 @@ describe("retokenize takes each turn's logprobs from the call that sampled it", 
     },
   );
 
-  test("codex after compaction: the turns after it come from the calls after it, not from earlier calls with the same text", () => {
-    const { calls } = fixture("codex-compaction-thinking-on-vllm");
-    const finalConversation = rebuild(calls, "prefix-merge", { tokenizer }).traces.at(-1)!.calls;
-    expect(finalConversation[0]!).toBeGreaterThan(0);
-    const retok = rebuild(calls, "retokenize", { tokenizer });
-    expect(retok.traces[0]!.calls).toEqual(finalConversation);
-  });
+  // Before the fix: codex [0,1,2,7,8,9,10], claude-code [2,1,3,6,7,8], qwen-code [1,2,3,8,9,10].
+  test.each(["codex-compaction-thinking-on-vllm", "claude-code-compaction-thinking-on-vllm", "qwen-code-compaction-thinking-on-tito"])(
+    "%s: the turns after the compaction come from the calls after it, not from earlier calls with the same text",
+    (name) => {
+      const { calls } = fixture(name);
+      const finalConversation = rebuild(calls, "template-aware", { tokenizer }).traces.at(-1)!.calls;
+      expect(finalConversation[0]!).toBeGreaterThan(0);
+      const retok = rebuild(calls, "retokenize", { tokenizer });
+      expect(retok.traces[0]!.calls).toEqual(finalConversation);
+    },
+    REBUILD_TIMEOUT_MS,
+  );
 
   test("pi with a sub-agent: the main agent's turns never take the sub-agent's calls", () => {
     const { calls } = fixture("pi-subagent-thinking-on-vllm");

@@ -45,7 +45,8 @@ const twoQueries: Script = {
 };
 const subAgentSpawn = `[ -n "$POLAR_SUBAGENT" ] || POLAR_SUBAGENT=1 ${pinnedBinary("pi")} -p --offline --no-session --provider polar --model ${CLI_MODEL} --system-prompt 'You are a file-writing sub-agent.' 'Write f1.txt and f3.txt.'`;
 const subAgent: Script = { steps: [shell(1), { think: "Delegate to a sub-agent.", shell: subAgentSpawn }, shell(3), { think: "All done.", text: "Done." }] };
-const codexCompaction = COMPACTION_RECIPES.find((r) => r.cli === "codex")!;
+const compactionRecipe = (cli: "codex" | "qwen-code" | "claude-code") => COMPACTION_RECIPES.find((r) => r.cli === cli)!;
+const compacted = (lengths: number[]) => (lengths.at(-1)! < Math.max(...lengths) ? null : "the harness did not compact");
 
 const RECIPES: Recipe[] = [
   {
@@ -68,10 +69,25 @@ const RECIPES: Recipe[] = [
   },
   {
     what: "codex-compaction",
-    run: { cli: "codex", instruction: "Run the scripted shell steps, then say Done.", options: codexCompaction.options },
+    run: { cli: "codex", instruction: "Run the scripted shell steps, then say Done.", options: compactionRecipe("codex").options },
     script: compactionScript(6, undefined),
     combos: [[true, "vllm"]],
-    check: (lengths) => (lengths.at(-1)! < Math.max(...lengths) ? null : "codex did not compact"),
+    check: compacted,
+  },
+  {
+    what: "claude-code-compaction",
+    run: { cli: "claude-code", instruction: "Run the scripted shell steps, then say Done.", options: compactionRecipe("claude-code").options },
+    script: compactionScript(6, compactionRecipe("claude-code").summaryStep),
+    combos: [[true, "vllm"]],
+    check: compacted,
+  },
+  {
+    what: "qwen-code-compaction",
+    run: { cli: "qwen-code", instruction: "Run the scripted shell steps, then say Done.", options: compactionRecipe("qwen-code").options },
+    script: compactionScript(6, undefined),
+    maxModelLen: compactionRecipe("qwen-code").maxModelLen,
+    combos: [[true, "tito"]],
+    check: compacted,
   },
   { what: "codex", run: { cli: "codex", instruction: stepsInstruction }, script: shellStepsScript(STEPS), combos: [[false, "tito"]] },
   { what: "qwen-code", run: { cli: "qwen-code", instruction: stepsInstruction }, script: shellStepsScript(STEPS), combos: [[true, "tito-splice"]] },
