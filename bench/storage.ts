@@ -45,10 +45,10 @@ try {
   const bytes = await new CallsRepo(store.db).storedBytes(session.id);
   await store.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
   store.close();
-  const promptTokens = calls.reduce((n, c) => n + c.promptIds!.length, 0);
-  const outputTokens = calls.reduce((n, c) => n + c.outputIds!.length, 0);
-  const uniqueTokens = calls.at(-1)!.promptIds!.length + calls.at(-1)!.outputIds!.length;
-  const jsonBytes = calls.reduce((n, c) => n + JSON.stringify(c.promptIds).length, 0);
+  const promptTokens = calls.reduce((n, c) => n + c.prompt_ids!.length, 0);
+  const outputTokens = calls.reduce((n, c) => n + c.output_ids!.length, 0);
+  const uniqueTokens = calls.at(-1)!.prompt_ids!.length + calls.at(-1)!.output_ids!.length;
+  const jsonBytes = calls.reduce((n, c) => n + JSON.stringify(c.prompt_ids).length, 0);
   console.log(`tools offered on every call: ${JSON.stringify(tools).length.toLocaleString("en")} bytes`);
   console.log(`${calls.length} calls; final context ${uniqueTokens} tokens; sum of prompt lengths ${promptTokens} tokens; sampled ${outputTokens} tokens`);
   console.log(`| what | bytes |\n|---|---|`);

@@ -88,7 +88,7 @@ function timed(calls: RecordedCall[], strategy: Strategy): { stats: SessionTraje
   return { stats: runs[0]!.stats, ms: median(runs.map((r) => r.stats.rebuild_ms)) };
 }
 
-const recordedTokens = (calls: RecordedCall[]) => calls.reduce((n, c) => n + (c.promptIds?.length ?? 0) + (c.outputIds?.length ?? 0), 0);
+const recordedTokens = (calls: RecordedCall[]) => calls.reduce((n, c) => n + (c.prompt_ids?.length ?? 0) + (c.output_ids?.length ?? 0), 0);
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const nonZero = (counts: Record<string, number>) =>
   Object.entries(counts)
@@ -107,7 +107,7 @@ function printStrategyRows(calls: RecordedCall[]): Map<Strategy, SessionTrajecto
     const { stats, ms } = timed(calls, strategy);
     byStrategy.set(strategy, stats);
     console.log(
-      `| ${strategy} | ${stats.traces} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${stats.context_exact_calls}/${stats.calls_used} | ${stats.context_drift_tokens.toLocaleString("en")} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
+      `| ${strategy} | ${stats.trace_count} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${stats.context_exact_calls}/${stats.calls_used} | ${stats.context_drift_tokens.toLocaleString("en")} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
     );
   }
   return byStrategy;
@@ -117,8 +117,8 @@ function printStrategyRows(calls: RecordedCall[]): Map<Strategy, SessionTrajecto
 function printContextSummary(title: string, sessions: Map<Strategy, SessionTrajectoryStats>[]): void {
   const aware = sessions.map((s) => s.get("template-aware")!);
   // A call that opens a trace always has an exact context; merged calls are the others.
-  const merged = aware.reduce((n, s) => n + s.calls_used - s.traces, 0);
-  const mergedExact = aware.reduce((n, s) => n + s.context_exact_calls - s.traces, 0);
+  const merged = aware.reduce((n, s) => n + s.calls_used - s.trace_count, 0);
+  const mergedExact = aware.reduce((n, s) => n + s.context_exact_calls - s.trace_count, 0);
   const drift = aware.reduce((n, s) => n + s.context_drift_tokens, 0);
   console.log(`\n${title}: template-aware merged ${merged} calls into earlier traces; ${merged - mergedExact} of them were sampled from a context other than the trace's (${drift.toLocaleString("en")} drift tokens in all).`);
 }

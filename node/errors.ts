@@ -1,20 +1,9 @@
-// Why: one small error type with a closed set of codes, so every layer (dialects, backends,
-// store, CLI) speaks the same failure language and each wire format maps it in one place.
+// Why: one small error type over the closed set of codes (protocol/errors.ts), so every layer
+// (dialects, backends, store, CLI) speaks the same failure language and each wire format maps it
+// in one place.
+import type { ErrorCode } from "../protocol/errors.ts";
 
-export const ERROR_CODES = [
-  "bad_request", // malformed or invalid input from a client
-  "too_large", // a request body over the configured limit
-  "unauthorized", // missing / unknown credential
-  "forbidden", // a credential used where it does not grant access
-  "not_found",
-  "context_length", // prompt + max tokens exceed the model's context window
-  "engine_unavailable", // could not reach any engine (connect errors, 5xx after retries)
-  "engine_timeout", // the engine did not answer within the per-call timeout
-  "engine_error", // the engine answered with something we cannot use
-  "overloaded",
-  "internal",
-] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+export { ERROR_CODES, type ErrorCode } from "../protocol/errors.ts";
 
 const HTTP_STATUS: Record<ErrorCode, number> = {
   bad_request: 400,

@@ -18,9 +18,9 @@ export const Message = z.object({
   content: z.string(),
   /** Assistant reasoning ("thinking") text, passed back so the chat template can render it. */
   reasoning: z.string().optional(),
-  toolCalls: z.array(ToolCall).optional(),
+  tool_calls: z.array(ToolCall).optional(),
   /** For role "tool": the id of the call this result answers. */
-  toolCallId: z.string().optional(),
+  tool_call_id: z.string().optional(),
   /** For role "tool": the function name, when the dialect carries it. */
   name: z.string().optional(),
 });
@@ -41,10 +41,10 @@ export const ToolChoice = z.union([z.enum(TOOL_CHOICES), z.object({ name: z.stri
 export type ToolChoice = z.infer<typeof ToolChoice>;
 
 export const Sampling = z.object({
-  maxTokens: z.number().int().optional(),
+  max_tokens: z.number().int().optional(),
   temperature: z.number().optional(),
-  topP: z.number().optional(),
-  topK: z.number().int().optional(),
+  top_p: z.number().optional(),
+  top_k: z.number().int().optional(),
   stop: z.array(z.string()).optional(),
   seed: z.number().int().optional(),
 });
@@ -54,7 +54,7 @@ export const ChatRequest = z.object({
   model: z.string(),
   messages: z.array(Message),
   tools: z.array(Tool),
-  toolChoice: ToolChoice.optional(),
+  tool_choice: ToolChoice.optional(),
   sampling: Sampling,
   /** Maps to the engine's `chat_template_kwargs.enable_thinking`; undefined = template default. */
   thinking: z.boolean().optional(),
@@ -63,7 +63,7 @@ export const ChatRequest = z.object({
    * Dialect-private facts the dialect needs again when rendering its answer (e.g. Chat's
    * `stream_options.include_usage`, the Responses namespace of a flattened tool). Backends ignore it.
    */
-  renderHints: z.record(z.string(), z.unknown()).optional(),
+  render_hints: z.record(z.string(), z.unknown()).optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;
 
@@ -71,7 +71,7 @@ export const FINISH_REASONS = ["stop", "length", "tool_calls"] as const;
 export const FinishReason = z.enum(FINISH_REASONS);
 export type FinishReason = z.infer<typeof FinishReason>;
 
-export const Usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() });
+export const Usage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() });
 export type Usage = z.infer<typeof Usage>;
 
 export const ChatResponse = z.object({
@@ -80,11 +80,11 @@ export const ChatResponse = z.object({
   model: z.string(),
   content: z.string(),
   reasoning: z.string().optional(),
-  toolCalls: z.array(ToolCall),
-  finishReason: FinishReason,
-  /** The stop string that ended generation (finishReason "stop"), when the engine reports it
+  tool_calls: z.array(ToolCall),
+  finish_reason: FinishReason,
+  /** The stop string that ended generation (finish_reason "stop"), when the engine reports it
    *  (vLLM's `stop_reason` when it is a string). Anthropic renders it as `stop_sequence`. */
-  stopSequence: z.string().optional(),
+  stop_sequence: z.string().optional(),
   usage: Usage,
 });
 export type ChatResponse = z.infer<typeof ChatResponse>;

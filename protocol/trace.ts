@@ -117,10 +117,10 @@ export type SkippedCall = z.infer<typeof SkippedCall>;
 /** What rebuilding one session produced, for ablations and the session trajectory API. */
 export const SessionTrajectoryStats = z.object({
   strategy: Strategy,
-  calls: z.number().int().nonnegative(),
+  call_count: z.number().int().nonnegative(),
   calls_used: z.number().int().nonnegative(),
   skipped: z.array(SkippedCall),
-  traces: z.number().int().nonnegative(),
+  trace_count: z.number().int().nonnegative(),
   /** Empty for per-call and retokenize, which do not merge. */
   splits: z.array(TraceSplit),
   split_counts: SplitCounts,
@@ -141,7 +141,7 @@ export type SessionTrajectoryStats = z.infer<typeof SessionTrajectoryStats>;
 export const TrajectoryQuery = z.object({
   /** A strategy name (checked against STRATEGIES by the service); default template-aware. */
   strategy: z.string().optional(),
-  /** template-aware: most context-drift tokens a call may add to a trace (0: exact contexts only). */
+  /** template-aware: most context-drift tokens a call may add to a trace, a non-negative integer (0: exact contexts only). */
   max_context_drift: z
     .string()
     .regex(/^\d{1,9}$/, "max_context_drift must be a non-negative integer")

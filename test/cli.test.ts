@@ -64,8 +64,8 @@ describe("polar CLI", () => {
     const calls = await new CallsRepo(store.db).list(session.id);
     store.close();
     expect(calls).toHaveLength(1);
-    expect(calls[0]!.request.sampling.maxTokens).toBe(64);
-    expect(calls[0]!.outputIds!.length).toBeGreaterThan(0);
+    expect(calls[0]!.request.sampling.max_tokens).toBe(64);
+    expect(calls[0]!.output_ids!.length).toBeGreaterThan(0);
   });
 
   test("the README's demo runs the mini agent through the gateway and prints what was recorded", async () => {

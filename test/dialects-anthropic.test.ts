@@ -58,14 +58,14 @@ describe.each(BACKEND_MATRIX)("end to end through the gateway, $name backend", (
 
   async function expectRecorded(stack: Stack, sessionId: string, toolUseId: string, stream: boolean) {
     const calls = await stack.calls(sessionId);
-    expect(calls.map((call) => [call.seq, call.dialect, call.request.stream, call.response?.finishReason])).toEqual([
+    expect(calls.map((call) => [call.seq, call.dialect, call.request.stream, call.response?.finish_reason])).toEqual([
       [calls[0]?.seq, "anthropic", stream, "tool_calls"],
       [calls[1]?.seq, "anthropic", stream, "stop"],
     ]);
     expect(calls[1]?.request.messages.at(-1)).toEqual({
       role: "tool",
       content: "(Bash completed with no output)",
-      toolCallId: toolUseId,
+      tool_call_id: toolUseId,
       name: "Bash",
     });
     // The assistant turn Claude Code-style clients send back is the turn the engine produced…
@@ -76,7 +76,7 @@ describe.each(BACKEND_MATRIX)("end to end through the gateway, $name backend", (
         role: "assistant",
         content: answered?.content.trim() ? answered.content : "",
         ...(answered?.reasoning ? { reasoning: answered.reasoning } : {}),
-        toolCalls: [{ id: toolUseId, name: "Bash", arguments: JSON.stringify(JSON.parse(answered?.toolCalls[0]?.arguments ?? "null")) }],
+        tool_calls: [{ id: toolUseId, name: "Bash", arguments: JSON.stringify(JSON.parse(answered?.tool_calls[0]?.arguments ?? "null")) }],
       },
     ]);
     // …so the second prompt extends the first prompt plus the sampled tokens (token-faithful history).
@@ -157,13 +157,13 @@ describe.each(BACKEND_MATRIX)("end to end through the gateway, $name backend", (
     const [call] = await stack.calls(sessionId);
     expect(call?.request.stream).toBe(stream);
     expect(call?.request.sampling.stop).toEqual(["never-there", "STOP"]);
-    expect(call?.response?.finishReason).toBe("stop");
-    expect(call?.response?.stopSequence).toBe("STOP");
+    expect(call?.response?.finish_reason).toBe("stop");
+    expect(call?.response?.stop_sequence).toBe("STOP");
     // The token that completed "STOP" was sampled, so it is recorded; nothing after it, no EOS.
-    const sampled = getTokenizer().decode(call?.outputIds ?? []);
+    const sampled = getTokenizer().decode(call?.output_ids ?? []);
     expect(sampled).toContain("STOP");
     expect(sampled).not.toContain("gamma");
-    expect(call?.logprobs).toHaveLength(call?.outputIds?.length ?? -1);
+    expect(call?.logprobs).toHaveLength(call?.output_ids?.length ?? -1);
   }
 
   test("stop_sequences: stop_reason stop_sequence end to end, non-streaming", async () => {

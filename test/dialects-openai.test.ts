@@ -59,7 +59,7 @@ describe.each(BACKEND_MATRIX)("OpenAI dialects end to end through the gateway, $
   }
 
   async function expectRecorded(stack: Stack, calls: RecordedCall[], dialect: RecordedCall["dialect"], stream: boolean): Promise<void> {
-    expect(calls.map((call) => [call.dialect, call.request.stream, call.response?.finishReason])).toEqual([
+    expect(calls.map((call) => [call.dialect, call.request.stream, call.response?.finish_reason])).toEqual([
       [dialect, stream, "tool_calls"],
       [dialect, stream, "stop"],
     ]);
@@ -69,7 +69,7 @@ describe.each(BACKEND_MATRIX)("OpenAI dialects end to end through the gateway, $
     const answered = calls[0]?.response;
     const echoed = calls[1]?.request.messages.filter((message) => message.role === "assistant");
     const shown = answered?.content.trim() ? answered.content : "";
-    expect(echoed).toEqual([{ role: "assistant", content: shown, reasoning: answered?.reasoning, toolCalls: answered?.toolCalls }]);
+    expect(echoed).toEqual([{ role: "assistant", content: shown, reasoning: answered?.reasoning, tool_calls: answered?.tool_calls }]);
     // …so the second prompt extends the first prompt plus the sampled tokens (token-faithful history).
     await expectTokenFaithfulLoop(stack, config, calls);
   }

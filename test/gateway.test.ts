@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { RecordedCall } from "../protocol/calls.ts";
+import { SessionInfo } from "../protocol/sessions.ts";
 import { defaultModelFolderPath } from "../node/tokenizer/index.ts";
 import { ADMIN_TOKEN, ENGINE_MODEL, startStack, type Stack } from "./helpers/stack.ts";
 
@@ -71,8 +72,8 @@ describe("auth", () => {
       [1, "anthropic"],
       [2, "responses"],
     ]);
-    const info = (await (await s.admin(`/v1/sessions/${session.id}`)).json()) as { calls: number; metadata: unknown; token?: string };
-    expect(info).toMatchObject({ calls: 3, metadata: { rollout: "r1" } });
+    const info = SessionInfo.parse(await (await s.admin(`/v1/sessions/${session.id}`)).json());
+    expect(info).toMatchObject({ call_count: 3, metadata: { rollout: "r1" } });
     expect(info.token).toBeUndefined();
   });
 
@@ -180,7 +181,7 @@ describe("engine failures", () => {
     expect(res.status).toBe(200);
     const [call] = await s.calls(session.id);
     expect(call!.error).toBeNull();
-    expect(call!.outputIds!.length).toBeGreaterThan(0);
+    expect(call!.output_ids!.length).toBeGreaterThan(0);
   });
 
   test("a hung engine ends in a timeout error, never a hung socket, streamed or not", async () => {
@@ -213,12 +214,12 @@ describe("recording", () => {
     expect(res.status).toBe(200);
     const [call] = await s.calls(session.id);
     const tokenized = (await (await post(`${s.engineUrl}/tokenize`, { model: ENGINE_MODEL, messages: body.messages, add_generation_prompt: true })).json()) as { tokens: number[] };
-    expect(call!.promptIds).toEqual(tokenized.tokens);
-    const detok = (await (await post(`${s.engineUrl}/detokenize`, { model: ENGINE_MODEL, tokens: call!.outputIds })).json()) as { prompt: string };
+    expect(call!.prompt_ids).toEqual(tokenized.tokens);
+    const detok = (await (await post(`${s.engineUrl}/detokenize`, { model: ENGINE_MODEL, tokens: call!.output_ids })).json()) as { prompt: string };
     const answer = ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
     expect(detok.prompt).toContain(answer);
-    expect(call!.logprobs).toHaveLength(call!.outputIds!.length);
-    expect(call!.engineUrl).toBe(s.engineUrl);
+    expect(call!.logprobs).toHaveLength(call!.output_ids!.length);
+    expect(call!.engine_url).toBe(s.engineUrl);
   });
 
   test("concurrent calls of one session finishing out of order get distinct seqs and read back intact", async () => {
@@ -241,7 +242,7 @@ describe("recording", () => {
     const calls = await s.calls(session.id);
     expect(calls.map((c) => c.seq)).toEqual([...Array(8).keys()]);
     expect(new Set(calls.map((c) => c.request.messages.at(-1)!.content)).size).toBe(8);
-    for (const c of calls) expect(c.outputIds!.length).toBe(c.request.sampling.maxTokens!);
+    for (const c of calls) expect(c.output_ids!.length).toBe(c.request.sampling.max_tokens!);
   });
 
   test("a gateway restart keeps every recorded call, and new calls continue the sequence", async () => {
@@ -282,7 +283,7 @@ describe("recording", () => {
     const resumed = await s.admin("/v1/admin/resume", { method: "POST", body: JSON.stringify({ policy_version: 7 }) });
     expect(await resumed.json()).toMatchObject({ paused: false, policy_version: 7 });
     expect((await held).status).toBe(200);
-    expect((await s.calls(session.id)).map((c) => c.policyVersion)).toEqual([0, 7]);
+    expect((await s.calls(session.id)).map((c) => c.policy_version)).toEqual([0, 7]);
 
     const badResume = await s.admin("/v1/admin/resume", { method: "POST", body: JSON.stringify({ policy_version: -1 }) });
     expect(badResume.status).toBe(400);
@@ -298,13 +299,13 @@ describe("trainer sampling policy", () => {
     expect((await post(`${s.gateway.url}/v1/messages`, { ...anthropicBody, max_tokens: 16 }, key)).status).toBe(200);
     const calls = await s.calls(session.id);
     expect(calls.map((c) => c.request.sampling)).toEqual([
-      { maxTokens: 48, temperature: 1 },
-      { maxTokens: 16, temperature: 1 },
+      { max_tokens: 48, temperature: 1 },
+      { max_tokens: 16, temperature: 1 },
     ]);
     // Thinking forced off: the engine rendered the empty think block into the generation prompt.
     expect(calls.map((c) => c.request.thinking)).toEqual([false, false]);
     const thinkStart = 151667;
-    for (const c of calls) expect(c.promptIds!.slice(-4)[0]).toBe(thinkStart);
+    for (const c of calls) expect(c.prompt_ids!.slice(-4)[0]).toBe(thinkStart);
   });
 });
 

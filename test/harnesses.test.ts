@@ -125,10 +125,10 @@ async function engineTokens(engineUrl: string, call: RecordedCall): Promise<{ pr
     role: m.role,
     content: m.content,
     ...(m.reasoning === undefined ? {} : { reasoning_content: m.reasoning }),
-    ...(m.toolCalls && m.toolCalls.length > 0
-      ? { tool_calls: m.toolCalls.map((t) => ({ id: t.id, type: "function", function: { name: t.name, arguments: t.arguments } })) }
+    ...(m.tool_calls && m.tool_calls.length > 0
+      ? { tool_calls: m.tool_calls.map((t) => ({ id: t.id, type: "function", function: { name: t.name, arguments: t.arguments } })) }
       : {}),
-    ...(m.toolCallId === undefined ? {} : { tool_call_id: m.toolCallId }),
+    ...(m.tool_call_id === undefined ? {} : { tool_call_id: m.tool_call_id }),
   }));
   const tools = call.request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
   const sampling = call.request.sampling;
@@ -139,7 +139,7 @@ async function engineTokens(engineUrl: string, call: RecordedCall): Promise<{ pr
       model: call.request.model,
       messages,
       ...(tools.length > 0 ? { tools } : {}),
-      ...(sampling.maxTokens === undefined ? {} : { max_tokens: sampling.maxTokens }),
+      ...(sampling.max_tokens === undefined ? {} : { max_tokens: sampling.max_tokens }),
       ...(sampling.seed === undefined ? {} : { seed: sampling.seed }),
       ...(call.request.thinking === undefined ? {} : { chat_template_kwargs: { enable_thinking: call.request.thinking } }),
       logprobs: true,
@@ -231,14 +231,14 @@ describe("real harnesses through the gateway", () => {
           for (const call of calls) {
             expect(call.error).toBeNull();
             expect(call.dialect).toBe(c.dialect);
-            expect(call.promptIds).toEqual(expectedPromptIds(call));
+            expect(call.prompt_ids).toEqual(expectedPromptIds(call));
             const engine = await engineTokens(stack.engineUrl, call);
-            expect(call.promptIds).toEqual(engine.promptIds);
-            expect(call.outputIds).toEqual(engine.outputIds);
+            expect(call.prompt_ids).toEqual(engine.promptIds);
+            expect(call.output_ids).toEqual(engine.outputIds);
             expect(call.logprobs).toEqual(engine.logprobs);
           }
-          expect(calls[0]!.response!.toolCalls.length).toBe(1);
-          expect(calls[0]!.response!.toolCalls[0]!.arguments).toContain(FILE_CONTENT);
+          expect(calls[0]!.response!.tool_calls.length).toBe(1);
+          expect(calls[0]!.response!.tool_calls[0]!.arguments).toContain(FILE_CONTENT);
           expect(calls[1]!.response!.content.trim()).toBe("Done.");
           // The tool result of the first call is in the second prompt.
           expect(calls[1]!.request.messages.some((m) => m.role === "tool")).toBe(true);

@@ -58,7 +58,7 @@ async function record(
   const rec = await recordCliSession(stack, { cli, instruction: INSTRUCTION, ...extra });
   if (rec.run.exitCode !== 0) console.error(`${cli} failed:\n${rec.run.error ?? rec.run.stderr.slice(-2000)}`);
   expect(rec.run.exitCode).toBe(0);
-  expect(rec.calls.every((c) => c.error === null && c.outputIds !== null)).toBe(true);
+  expect(rec.calls.every((c) => c.error === null && c.output_ids !== null)).toBe(true);
   for (const file of expectedFiles) expect(rec.workFiles).toContain(file);
   return rec.calls;
 }
@@ -71,7 +71,7 @@ function expectOneFaithfulTrace(calls: RecordedCall[]): ReturnType<typeof rebuil
   expectFaithfulMerge(trace, calls);
   // The trainable tokens, in order, are exactly the sampled ids of the calls, with their logprobs.
   const trainable = trace.response_ids.filter((_, i) => trace.loss_mask[i] === 1);
-  expect(trainable).toEqual(calls.flatMap((c) => c.outputIds!));
+  expect(trainable).toEqual(calls.flatMap((c) => c.output_ids!));
   expect(trace.logprobs.filter((_, i) => trace.loss_mask[i] === 1)).toEqual(calls.flatMap((c) => c.logprobs!));
   expect(aware.stats.trainable_exactly_sampled).toBe(aware.stats.trainable_tokens);
   expect(aware.stats.trainable_tokens).toBe(trainable.length);
@@ -139,7 +139,7 @@ describe("real Pi: second query, sub-agent, compaction", () => {
       expect(secondQuery).toBe(4);
       // The harness still echoes the reasoning; the template drops it before the last user turn.
       expect(calls[4]!.request.messages.filter((m) => m.role === "assistant").every((m) => m.reasoning !== undefined)).toBe(true);
-      expect(tokenizer.decode(calls[4]!.promptIds!)).not.toContain("Writing f1.txt.");
+      expect(tokenizer.decode(calls[4]!.prompt_ids!)).not.toContain("Writing f1.txt.");
 
       const strict = rebuild(calls, "prefix-merge", { tokenizer });
       expect(strict.traces.map((t) => t.calls)).toEqual([[0, 1, 2, 3], [4, 5, 6, 7]]);
@@ -220,7 +220,7 @@ describe("real Pi: second query, sub-agent, compaction", () => {
       // Pi 0.73.1 sent its split-turn summary request twice, identical: the repeat's prompt
       // ends inside the first one's trace, which the strategy names "unknown".
       for (const seq of summaries.slice(1)) {
-        expect(calls[seq]!.promptIds).toEqual(calls[summaries[0]!]!.promptIds);
+        expect(calls[seq]!.prompt_ids).toEqual(calls[summaries[0]!]!.prompt_ids);
         expect(causeOf.get(seq)).toBe("unknown");
       }
       expect(aware.traces.length).toBe(2 + summaries.length);

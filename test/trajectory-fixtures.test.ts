@@ -27,7 +27,7 @@ function independentDrift(trace: Trace, spanStart: number, prompt: readonly numb
   return before.length - common + (prompt.length - common);
 }
 
-const outputLength = (calls: RecordedCall[], seqs: number[]) => seqs.reduce((n, seq) => n + calls.find((c) => c.seq === seq)!.outputIds!.length, 0);
+const outputLength = (calls: RecordedCall[], seqs: number[]) => seqs.reduce((n, seq) => n + calls.find((c) => c.seq === seq)!.output_ids!.length, 0);
 
 test("the fixtures cover the situations of issue 7", () => {
   expect(fixtures.map((f) => f.name)).toEqual(expect.arrayContaining([
@@ -35,7 +35,7 @@ test("the fixtures cover the situations of issue 7", () => {
     "pi-two-queries-thinking-on-vllm", "pi-subagent-thinking-on-vllm", "codex-compaction-thinking-on-vllm",
     "claude-code-compaction-thinking-on-vllm", "qwen-code-compaction-thinking-on-tito",
   ]));
-  for (const f of fixtures) expect(f.calls.every((c) => c.error === null && c.outputIds !== null && c.logprobs?.length === c.outputIds.length)).toBe(true);
+  for (const f of fixtures) expect(f.calls.every((c) => c.error === null && c.output_ids !== null && c.logprobs?.length === c.output_ids.length)).toBe(true);
 });
 
 describe.each(fixtures.map((f) => [f.name, f] as const))("%s", (_name, { calls }) => {
@@ -50,7 +50,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))("%s", (_name, { calls }
       if (strategy === "retokenize") continue;
       // Merges and per-call: each call's whole output is in its trace, and the drift is recomputed.
       expect(trace.stats.trainable_tokens).toBe(outputLength(calls, trace.calls));
-      const drift = trace.calls.map((seq, k) => independentDrift(trace, report.spanStarts[t]![k]!, calls.find((c) => c.seq === seq)!.promptIds!));
+      const drift = trace.calls.map((seq, k) => independentDrift(trace, report.spanStarts[t]![k]!, calls.find((c) => c.seq === seq)!.prompt_ids!));
       expect(trace.call_context_drift).toEqual(drift);
       if (strategy !== "template-aware") expect(drift.every((d) => d === 0)).toBe(true);
     }
@@ -94,7 +94,7 @@ describe("template-aware reports the context it did not show the engine", () => 
     expect(drift[0]).toBe(0);
     for (let k = 1; k < drift.length; k++) expect(drift[k]!).toBeGreaterThan(drift[k - 1]!);
     const trace = aware.traces[0]!;
-    const secondPrompt = calls[1]!.promptIds!;
+    const secondPrompt = calls[1]!.prompt_ids!;
     let common = 0;
     while (trace.prompt_ids.concat(trace.response_ids)[common] === secondPrompt[common]) common++;
     expect(tokenizer.decode(trace.prompt_ids.concat(trace.response_ids).slice(common, common + 4))).toBe("<think>\n\n</think>\n\n");

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RecordedCall } from "../../protocol/calls.ts";
+import { SessionCalls, type RecordedCall } from "../../protocol/calls.ts";
 import { type FlagSpecs, UsageError, parseFlags, stringFlag } from "../cli/args.ts";
 import { createBackend } from "../gateway/backends/index.ts";
 import { startGateway } from "../gateway/server.ts";
@@ -72,7 +72,7 @@ async function runDemo(gatewayUrl: string, engineUrl: string, harness: HarnessKi
   log(`harness exited ${result.exitCode} in ${Math.round(result.durationMs)} ms; final answer: ${JSON.stringify(result.finalOutput.trim())}`);
   log(`out.txt: ${readOptional(join(workDir, "out.txt"))}`);
 
-  const { calls } = await admin<{ calls: RecordedCall[] }>(`/v1/sessions/${session.id}/calls`);
+  const { calls } = SessionCalls.parse(await admin<unknown>(`/v1/sessions/${session.id}/calls`));
   if (json) console.log(JSON.stringify(calls, null, 2));
   else printCalls(calls);
   const { traces } = await admin<TrajectoryResult>(`/v1/sessions/${session.id}/trajectory?strategy=template-aware`);
@@ -84,11 +84,11 @@ function printCalls(calls: RecordedCall[]): void {
   console.log("\nseq  dialect  prompt_ids  sampled_ids  mean_logprob  finish      tool calls / text");
   for (const c of calls) {
     const mean = c.logprobs?.length ? (c.logprobs.reduce((a, b) => a + b, 0) / c.logprobs.length).toFixed(3) : "-";
-    const what = c.error ? `error ${c.error.code}` : c.response?.toolCalls.length ? c.response.toolCalls.map((t) => `${t.name}(${t.arguments})`).join(" ") : JSON.stringify(c.response?.content ?? "");
-    console.log(`${String(c.seq).padEnd(4)} ${c.dialect.padEnd(8)} ${String(c.promptIds?.length ?? "-").padEnd(11)} ${String(c.outputIds?.length ?? "-").padEnd(12)} ${mean.padEnd(13)} ${String(c.response?.finishReason ?? "-").padEnd(11)} ${what}`);
+    const what = c.error ? `error ${c.error.code}` : c.response?.tool_calls.length ? c.response.tool_calls.map((t) => `${t.name}(${t.arguments})`).join(" ") : JSON.stringify(c.response?.content ?? "");
+    console.log(`${String(c.seq).padEnd(4)} ${c.dialect.padEnd(8)} ${String(c.prompt_ids?.length ?? "-").padEnd(11)} ${String(c.output_ids?.length ?? "-").padEnd(12)} ${mean.padEnd(13)} ${String(c.response?.finish_reason ?? "-").padEnd(11)} ${what}`);
   }
   const last = calls.at(-1);
-  if (last?.outputIds) console.log(`\nlast call's sampled ids: [${last.outputIds.join(", ")}]\n`);
+  if (last?.output_ids) console.log(`\nlast call's sampled ids: [${last.output_ids.join(", ")}]\n`);
 }
 
 function readOptional(path: string): string {

@@ -2,6 +2,7 @@
 // store and a backend passed in, so tests, the CLI and the node agent build the same gateway
 // without any module opening sockets or files on import.
 import { Hono } from "hono";
+import type { Health } from "../../protocol/admin.ts";
 import type { OpenedStore } from "../store/db.ts";
 import { CallsRepo } from "../store/calls-repo.ts";
 import { SessionsRepo } from "../store/sessions-repo.ts";
@@ -9,12 +10,11 @@ import { SessionAuth } from "./auth.ts";
 import type { Backend } from "./backends/backend.ts";
 import { CallPath } from "./call-path.ts";
 import type { GatewayConfig } from "./config.ts";
-import { PolarError } from "../errors.ts";
 import { promptTokenCounter } from "./model-tokenizer.ts";
 import { PolicyGate } from "./policy-gate.ts";
-import { adminError } from "./routes/admin-guard.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { llmRoutes } from "./routes/llm.ts";
+import { notFound } from "./routes/not-found.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { createTokenCounter } from "./token-counter.ts";
 import { TrajectoryService } from "./trajectory-service.ts";
@@ -53,13 +53,13 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   });
 
   const app = new Hono();
-  app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
+  app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused } satisfies Health));
   const trajectories = new TrajectoryService(calls, config.tokenizer);
   app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, baseUrl: () => baseUrl }));
   app.route("/v1/admin", adminRoutes(auth, gate));
   app.route("/s/:token", llm);
   app.route("/", llm);
-  app.notFound((c) => adminError(c, new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`)));
+  app.notFound(notFound);
 
   return {
     app,

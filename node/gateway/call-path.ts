@@ -47,20 +47,20 @@ export class CallPath {
         }
         const engineMs = performance.now() - started - queuedMs;
         await this.calls.insert({
-          sessionId: input.sessionId,
+          session_id: input.sessionId,
           seq,
           dialect: input.dialect,
           request,
           response: result?.response ?? null,
-          promptIds: result?.tokens?.promptIds ?? null,
-          outputIds: result?.tokens?.outputIds ?? null,
+          prompt_ids: result?.tokens?.promptIds ?? null,
+          output_ids: result?.tokens?.outputIds ?? null,
           logprobs: result?.tokens?.logprobs ?? null,
-          engineUrl: result?.engineUrl ?? null,
-          policyVersion,
-          timings: { queuedMs, engineMs, totalMs: performance.now() - started },
+          engine_url: result?.engineUrl ?? null,
+          policy_version: policyVersion,
+          timings: { queued_ms: queuedMs, engine_ms: engineMs, total_ms: performance.now() - started },
           error: failure ? { code: failure.code, message: failure.message } : null,
           notes: result?.notes ?? null,
-          startedAt,
+          started_at: startedAt,
         });
         if (failure) throw failure;
         return result!.response;

@@ -17,8 +17,8 @@ export interface SamplingPolicy {
 export function applySamplingPolicy(request: PivotRequest, policy: SamplingPolicy): PivotRequest {
   if (Object.values(policy).every((v) => v === undefined)) return request;
   const sampling = { ...request.sampling };
-  if (policy.maxTokensCap !== undefined) sampling.maxTokens = Math.min(sampling.maxTokens ?? policy.maxTokensCap, policy.maxTokensCap);
+  if (policy.maxTokensCap !== undefined) sampling.max_tokens = Math.min(sampling.max_tokens ?? policy.maxTokensCap, policy.maxTokensCap);
   if (policy.temperature !== undefined) sampling.temperature = policy.temperature;
-  if (policy.topP !== undefined) sampling.topP = policy.topP;
+  if (policy.topP !== undefined) sampling.top_p = policy.topP;
   return { ...request, sampling, ...(policy.thinking !== undefined ? { thinking: policy.thinking } : {}) };
 }

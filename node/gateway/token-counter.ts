@@ -21,7 +21,7 @@ export function createTokenCounter(backend: Backend, exact?: (request: PivotRequ
 /** ~4 characters per token over everything the template would render: a last resort. */
 function estimateTokens(request: PivotRequest): number {
   let chars = 0;
-  for (const m of request.messages) chars += m.content.length + (m.reasoning?.length ?? 0) + JSON.stringify(m.toolCalls ?? []).length + 8;
+  for (const m of request.messages) chars += m.content.length + (m.reasoning?.length ?? 0) + JSON.stringify(m.tool_calls ?? []).length + 8;
   for (const t of request.tools) chars += JSON.stringify(t).length;
   return Math.ceil(chars / 4);
 }

@@ -1,3 +1,6 @@
+// The worker rebuilds what an in-thread rebuild gives. Each worker thread builds its own tokenizer
+// (read back from the prepared-tokenizer cache on disk after the first build, see
+// node/tokenizer/prepared-cache.ts), so this file no longer pays three full builds.
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,20 +32,20 @@ async function storeWithSession(): Promise<{ store: OpenedStore; calls: CallsRep
   const prompt = tok.encode("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
   const output = [...tok.encode("Hello there."), tok.eosTokenId];
   const call: RecordedCall = {
-    sessionId: row.id,
+    session_id: row.id,
     seq: 0,
     dialect: "chat",
     request: { model: "m", messages: [{ role: "user", content: "hi" }], tools: [], sampling: {}, stream: false },
-    response: { id: "r", model: "m", content: "Hello there.", toolCalls: [], finishReason: "stop", usage: { promptTokens: prompt.length, completionTokens: output.length } },
-    promptIds: prompt,
-    outputIds: output,
+    response: { id: "r", model: "m", content: "Hello there.", tool_calls: [], finish_reason: "stop", usage: { prompt_tokens: prompt.length, completion_tokens: output.length } },
+    prompt_ids: prompt,
+    output_ids: output,
     logprobs: output.map(() => -0.25),
-    engineUrl: "http://127.0.0.1:1",
-    policyVersion: 0,
-    timings: { queuedMs: 0, engineMs: 1, totalMs: 1 },
+    engine_url: "http://127.0.0.1:1",
+    policy_version: 0,
+    timings: { queued_ms: 0, engine_ms: 1, total_ms: 1 },
     error: null,
     notes: null,
-    startedAt: new Date(0).toISOString(),
+    started_at: new Date(0).toISOString(),
   };
   await calls.insert(call);
   return { store, calls, sessionId: row.id, recorded: [call] };
@@ -57,14 +60,14 @@ describe("TrajectoryService", () => {
     const viaWorker = await service.rebuild(sessionId, "prefix-merge");
     expect(viaWorker.session_id).toBe(sessionId);
     expect(viaWorker.traces).toEqual(local.traces);
-    expect(viaWorker.traces[0]!.loss_mask.filter((m) => m === 1)).toHaveLength(recorded[0]!.outputIds!.length);
+    expect(viaWorker.traces[0]!.loss_mask.filter((m) => m === 1)).toHaveLength(recorded[0]!.output_ids!.length);
     service.close();
     expect((await service.rebuild(sessionId, "per-call")).traces).toHaveLength(1);
-  });
+  }, 120_000);
 
   test("an unknown strategy is a bad_request, before any work", async () => {
     const { calls, sessionId } = await storeWithSession();
     const service = new TrajectoryService(calls);
     await expect(service.rebuild(sessionId, "magic")).rejects.toMatchObject({ code: "bad_request" });
-  });
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 // Why: the gateway serves rebuilt trajectories of a session on demand; this joins the call store
 // to the rebuilding strategies, validates the strategy a client names, and runs the rebuild in a
 // worker (started on first use) so it never stalls the gateway's live calls.
+import type { SessionTrajectory } from "../../protocol/sessions.ts";
 import { PolarError } from "../errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
 import { STRATEGIES, type RebuildOptions, type Strategy, type TrajectoryResult } from "../trajectory/index.ts";
@@ -21,7 +22,7 @@ export class TrajectoryService {
     private readonly tokenizerFolder?: string,
   ) {}
 
-  async rebuild(sessionId: string, strategy: string, options: Pick<RebuildOptions, "maxContextDrift"> = {}): Promise<TrajectoryResult & { session_id: string }> {
+  async rebuild(sessionId: string, strategy: string, options: Pick<RebuildOptions, "maxContextDrift"> = {}): Promise<SessionTrajectory> {
     if (!(STRATEGIES as readonly string[]).includes(strategy)) {
       throw new PolarError("bad_request", `unknown strategy "${strategy}"; expected one of ${STRATEGIES.join(", ")}`);
     }

@@ -214,13 +214,13 @@ describe("mini", () => {
     const configPath = launch.command.at(-1)!;
     const config = (await readJson(configPath)) as Record<string, unknown>;
     expect(config).toEqual({
-      baseUrl: spec.gateway.openaiBaseUrl,
+      base_url: spec.gateway.openaiBaseUrl,
       model: spec.model,
       instruction: spec.instruction,
-      workDir: spec.workDir,
-      maxTurns: 4,
-      commandTimeoutMs: 5000,
-      maxRetries: 1,
+      work_dir: spec.workDir,
+      max_turns: 4,
+      command_timeout_ms: 5000,
+      max_retries: 1,
     });
     expect(JSON.stringify(config)).not.toContain("sess-token");
     expect(launch.env.OPENAI_API_KEY).toBe("sess-token");

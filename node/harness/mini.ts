@@ -11,14 +11,14 @@ export const MINI_DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
 export function miniConfig(spec: HarnessSpec) {
   const opts = options(spec);
   return {
-    baseUrl: spec.gateway.openaiBaseUrl,
+    base_url: spec.gateway.openaiBaseUrl,
     model: spec.model,
     instruction: spec.instruction,
-    workDir: spec.workDir,
-    maxTurns: spec.limits.maxTurns ?? MINI_DEFAULT_MAX_TURNS,
-    commandTimeoutMs: opts.commandTimeoutMs ?? MINI_DEFAULT_COMMAND_TIMEOUT_MS,
-    maxRetries: maxRetries(spec),
-    ...(opts.maxOutputTokens === undefined ? {} : { maxTokens: opts.maxOutputTokens }),
+    work_dir: spec.workDir,
+    max_turns: spec.limits.maxTurns ?? MINI_DEFAULT_MAX_TURNS,
+    command_timeout_ms: opts.commandTimeoutMs ?? MINI_DEFAULT_COMMAND_TIMEOUT_MS,
+    max_retries: maxRetries(spec),
+    ...(opts.maxOutputTokens === undefined ? {} : { max_tokens: opts.maxOutputTokens }),
   };
 }
 

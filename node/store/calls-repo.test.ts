@@ -30,28 +30,28 @@ function conversation(turns: number): RecordedCall["request"]["messages"] {
     { role: "user", content: "Fix the bug." },
   ];
   for (let t = 0; t < turns; t++) {
-    messages.push({ role: "assistant", content: "", toolCalls: [{ id: `c${t}`, name: "bash", arguments: `{"command":"cat f${t}"}` }] });
-    messages.push({ role: "tool", content: `contents of f${t} `.repeat(50), toolCallId: `c${t}` });
+    messages.push({ role: "assistant", content: "", tool_calls: [{ id: `c${t}`, name: "bash", arguments: `{"command":"cat f${t}"}` }] });
+    messages.push({ role: "tool", content: `contents of f${t} `.repeat(50), tool_call_id: `c${t}` });
   }
   return messages;
 }
 
 function call(sessionId: string, seq: number, promptIds: number[] | null, outputIds: number[] | null): RecordedCall {
   return {
-    sessionId,
+    session_id: sessionId,
     seq,
     dialect: "chat",
     request: { model: "m", messages: conversation(seq), tools: TOOLS, sampling: {}, stream: false },
-    response: { id: `r${seq}`, model: "m", content: "ok", toolCalls: [], finishReason: "stop", usage: { promptTokens: promptIds?.length ?? 0, completionTokens: outputIds?.length ?? 0 } },
-    promptIds,
-    outputIds,
+    response: { id: `r${seq}`, model: "m", content: "ok", tool_calls: [], finish_reason: "stop", usage: { prompt_tokens: promptIds?.length ?? 0, completion_tokens: outputIds?.length ?? 0 } },
+    prompt_ids: promptIds,
+    output_ids: outputIds,
     logprobs: outputIds ? outputIds.map((_, i) => -0.123456789012345 * (i + 1)) : null,
-    engineUrl: "http://127.0.0.1:1",
-    policyVersion: 3,
-    timings: { queuedMs: 0, engineMs: 1.5, totalMs: 2 },
+    engine_url: "http://127.0.0.1:1",
+    policy_version: 3,
+    timings: { queued_ms: 0, engine_ms: 1.5, total_ms: 2 },
     error: null,
     notes: null,
-    startedAt: new Date(0).toISOString(),
+    started_at: new Date(0).toISOString(),
   };
 }
 
@@ -92,8 +92,8 @@ describe("CallsRepo", () => {
     const recorded = agentSession(row.id, 30);
     for (const c of recorded) await repo.insert(c);
 
-    const naivePromptTokens = recorded.reduce((n, c) => n + c.promptIds!.length, 0);
-    const uniquePromptTokens = recorded.at(-1)!.promptIds!.length;
+    const naivePromptTokens = recorded.reduce((n, c) => n + c.prompt_ids!.length, 0);
+    const uniquePromptTokens = recorded.at(-1)!.prompt_ids!.length;
     const bytes = await repo.storedBytes(row.id);
     // Each prompt token is stored once, except the previous output that it repeats: 4 bytes each.
     expect(bytes.prompt).toBe(uniquePromptTokens * 4 - 29 * 50 * 4);
@@ -117,7 +117,7 @@ describe("CallsRepo", () => {
     await repo.insert(call(row.id, 1, [1, 2, 100, 101], [102])); // sub-agent shares the system prompt
     await repo.insert(call(row.id, 2, [...main, 9, 10, 11], [12])); // main agent continues
     const list = await repo.list(row.id);
-    expect(list.map((c) => c.promptIds)).toEqual([main, [1, 2, 100, 101], [...main, 9, 10, 11]]);
+    expect(list.map((c) => c.prompt_ids)).toEqual([main, [1, 2, 100, 101], [...main, 9, 10, 11]]);
     const bytes = await repo.storedBytes(row.id);
     expect(bytes.prompt).toBe((8 + 2 + 1) * 4);
     store.close();
@@ -139,7 +139,7 @@ describe("CallsRepo", () => {
     const reopened = await openNodeStore(path);
     const again = new CallsRepo(reopened.db);
     await again.insert(call(row.id, 3, [1, 2, 3, 9, 5, 6, 7, 8], [9]));
-    expect((await again.list(row.id)).map((c) => c.promptIds)).toEqual([[1, 2, 3], [1, 2, 3, 9], [1, 2, 3, 9, 5, 6], [1, 2, 3, 9, 5, 6, 7, 8]]);
+    expect((await again.list(row.id)).map((c) => c.prompt_ids)).toEqual([[1, 2, 3], [1, 2, 3, 9], [1, 2, 3, 9, 5, 6], [1, 2, 3, 9, 5, 6, 7, 8]]);
     reopened.close();
   });
 

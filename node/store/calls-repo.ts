@@ -57,15 +57,15 @@ export class CallsRepo {
 
   async insert(call: RecordedCall): Promise<void> {
     const expanded = expand(call);
-    const recent = await this.recentOf(call.sessionId);
+    const recent = await this.recentOf(call.session_id);
     // Calls finish out of order (sub-agents, parallel calls); `list` rebuilds in seq order, so a
     // call may only be stored against an earlier seq.
     const candidates = recent.filter((c) => c.seq < call.seq);
-    const promptBase = call.promptIds ? longestBase(candidates, (c) => (c.context ? commonPrefixLength(c.context, call.promptIds!) : 0)) : undefined;
+    const promptBase = call.prompt_ids ? longestBase(candidates, (c) => (c.context ? commonPrefixLength(c.context, call.prompt_ids!) : 0)) : undefined;
     const messagesBase = longestBase(candidates, (c) => commonPrefixLength(c.messages, expanded.messages));
     const toolsBase = call.request.tools.length > 0 ? candidates.findLast((c) => c.tools === expanded.tools) : undefined;
     const row: CallInsert = {
-      sessionId: call.sessionId,
+      sessionId: call.session_id,
       seq: call.seq,
       dialect: call.dialect,
       request: { ...call.request, messages: call.request.messages.slice(messagesBase?.len ?? 0), tools: toolsBase ? [] : call.request.tools },
@@ -75,17 +75,17 @@ export class CallsRepo {
       response: call.response,
       promptBaseSeq: promptBase?.seq ?? null,
       promptBaseLen: promptBase?.len ?? 0,
-      promptSuffix: call.promptIds ? encodeIds(call.promptIds.slice(promptBase?.len ?? 0)) : null,
-      outputIds: call.outputIds ? encodeIds(call.outputIds) : null,
+      promptSuffix: call.prompt_ids ? encodeIds(call.prompt_ids.slice(promptBase?.len ?? 0)) : null,
+      outputIds: call.output_ids ? encodeIds(call.output_ids) : null,
       logprobs: call.logprobs ? encodeFloats(call.logprobs) : null,
-      engineUrl: call.engineUrl,
-      policyVersion: call.policyVersion,
-      queuedMs: call.timings.queuedMs,
-      engineMs: call.timings.engineMs,
-      totalMs: call.timings.totalMs,
+      engineUrl: call.engine_url,
+      policyVersion: call.policy_version,
+      queuedMs: call.timings.queued_ms,
+      engineMs: call.timings.engine_ms,
+      totalMs: call.timings.total_ms,
       error: call.error,
       notes: call.notes,
-      startedAt: call.startedAt,
+      startedAt: call.started_at,
     };
     await this.insertStatement.execute(row);
     recent.push(expanded);
@@ -99,7 +99,7 @@ export class CallsRepo {
     const bases: Bases = { contexts: new Map(), messages: new Map(), tools: new Map() };
     return rows.map((r) => {
       const call = rebuildRow(r, bases);
-      if (call.promptIds) bases.contexts.set(r.seq, call.outputIds ? call.promptIds.concat(call.outputIds) : call.promptIds);
+      if (call.prompt_ids) bases.contexts.set(r.seq, call.output_ids ? call.prompt_ids.concat(call.output_ids) : call.prompt_ids);
       bases.messages.set(r.seq, call.request.messages);
       bases.tools.set(r.seq, call.request.tools);
       return call;
@@ -147,7 +147,7 @@ export class CallsRepo {
 function expand(call: RecordedCall): Expanded {
   return {
     seq: call.seq,
-    context: call.promptIds ? [...call.promptIds, ...(call.outputIds ?? [])] : null,
+    context: call.prompt_ids ? [...call.prompt_ids, ...(call.output_ids ?? [])] : null,
     messages: call.request.messages.map((m) => JSON.stringify(m)),
     tools: JSON.stringify(call.request.tools),
   };
@@ -185,19 +185,19 @@ function rebuildRow(r: CallRow, bases: Bases): RecordedCall {
   };
   const promptIds = r.promptSuffix ? fromBase("prompt", r, r.promptBaseSeq, r.promptBaseLen, bases.contexts).concat(decodeIds(r.promptSuffix)) : null;
   return {
-    sessionId: r.sessionId,
+    session_id: r.sessionId,
     seq: r.seq,
     dialect: r.dialect as RecordedCall["dialect"],
     request,
     response: r.response as RecordedCall["response"],
-    promptIds,
-    outputIds: r.outputIds ? decodeIds(r.outputIds) : null,
+    prompt_ids: promptIds,
+    output_ids: r.outputIds ? decodeIds(r.outputIds) : null,
     logprobs: r.logprobs ? decodeFloats(r.logprobs) : null,
-    engineUrl: r.engineUrl,
-    policyVersion: r.policyVersion,
-    timings: { queuedMs: r.queuedMs, engineMs: r.engineMs, totalMs: r.totalMs },
+    engine_url: r.engineUrl,
+    policy_version: r.policyVersion,
+    timings: { queued_ms: r.queuedMs, engine_ms: r.engineMs, total_ms: r.totalMs },
     error: r.error as RecordedCall["error"],
     notes: r.notes as RecordedCall["notes"],
-    startedAt: r.startedAt,
+    started_at: r.startedAt,
   };
 }

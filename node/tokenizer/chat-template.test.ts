@@ -36,9 +36,9 @@ describe("pivot → template input", () => {
         role: "assistant",
         content: "",
         reasoning: "I will run echo.",
-        toolCalls: [{ id: "call_1", name: "bash", arguments: '{"command":"echo hello > out.txt","timeout":5}' }],
+        tool_calls: [{ id: "call_1", name: "bash", arguments: '{"command":"echo hello > out.txt","timeout":5}' }],
       },
-      { role: "tool", content: "", toolCallId: "call_1" },
+      { role: "tool", content: "", tool_call_id: "call_1" },
       { role: "assistant", content: "Done.", reasoning: "It worked." },
       { role: "user", content: "Thanks <3" },
     ];
@@ -58,7 +58,7 @@ describe("pivot → template input", () => {
 
   test("non-JSON arguments stay text and render verbatim", () => {
     const [m] = pivotToTemplateMessages([
-      { role: "assistant", content: "", toolCalls: [{ id: "c", name: "bash", arguments: "not json" }] },
+      { role: "assistant", content: "", tool_calls: [{ id: "c", name: "bash", arguments: "not json" }] },
     ]);
     expect(m!.tool_calls![0]!.function.arguments).toBe("not json");
   });

@@ -9,8 +9,8 @@ export function pivotToTemplateMessages(messages: readonly Message[]): TemplateM
   return messages.map((m) => {
     const out: TemplateMessage = { role: m.role, content: m.content };
     if (m.reasoning !== undefined) out.reasoning_content = m.reasoning;
-    if (m.toolCalls && m.toolCalls.length > 0) out.tool_calls = m.toolCalls.map(templateToolCall);
-    if (m.toolCallId !== undefined) out.tool_call_id = m.toolCallId;
+    if (m.tool_calls && m.tool_calls.length > 0) out.tool_calls = m.tool_calls.map(templateToolCall);
+    if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
     if (m.name !== undefined) out.name = m.name;
     return out;
   });

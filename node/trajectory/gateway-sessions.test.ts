@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import type { RecordedCall } from "../../protocol/calls.ts";
+import { AdminErrorBody } from "../../protocol/errors.ts";
 import { TrajectoryResult } from "../../protocol/trace.ts";
 import { startStack, type Stack } from "../../test/helpers/stack.ts";
 import { rebuild } from "./index.ts";
@@ -53,7 +54,7 @@ describe("sessions recorded through the gateway", () => {
     expect(aware.traces.length).toBe(1);
     expectFaithfulMerge(aware.traces[0]!, calls);
     expect(aware.stats.normalisations["thinking-strip"]).toBe(7);
-    expect(rebuild(calls, "prefix-merge", { tokenizer }).stats.traces).toBe(8);
+    expect(rebuild(calls, "prefix-merge", { tokenizer }).stats.trace_count).toBe(8);
   }, SERVER_TIMEOUT_MS);
 
   test("a sub-agent and a compaction split every merge strategy, with their causes", async () => {
@@ -116,6 +117,7 @@ describe("sessions recorded through the gateway", () => {
     for (const bad of ["-1", "1.5", "lots"]) {
       const refused = await stack.admin(`/v1/sessions/${id}/trajectory?max_context_drift=${bad}`);
       expect(refused.status).toBe(400);
+      expect(AdminErrorBody.parse(await refused.json()).error).toEqual({ code: "bad_request", message: "max_context_drift must be a non-negative integer" });
     }
   }, SERVER_TIMEOUT_MS);
 });

@@ -40,7 +40,7 @@ export interface MergeOutcome {
 }
 
 function tailOf(prompt: HashedTokens, call: TokenCall): TraceTail {
-  return { tokens: HashedTokens.extend(prompt, call.outputIds), sampledFrom: prompt.length };
+  return { tokens: HashedTokens.extend(prompt, call.output_ids), sampledFrom: prompt.length };
 }
 
 export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings, ctx: AlignmentContext): MergeOutcome {
@@ -49,10 +49,10 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
   let open: OpenTrace[] = [];
 
   for (const call of calls) {
-    const prompt = HashedTokens.of(call.promptIds);
+    const prompt = HashedTokens.of(call.prompt_ids);
     const attempts: Attempt[] = open.map((trace) => {
       const alignment = alignTail(trace.tail, prompt, settings.allowed, ctx);
-      const tooMuchDrift = alignment.matched && driftExceeds(trace.builder, call.promptIds, alignment.promptEnd, settings.maxContextDrift);
+      const tooMuchDrift = alignment.matched && driftExceeds(trace.builder, call.prompt_ids, alignment.promptEnd, settings.maxContextDrift);
       return { trace, alignment, tooMuchDrift };
     });
     let best: { trace: OpenTrace; promptEnd: number; normalisations: NormalisationKind[] } | undefined;
@@ -64,7 +64,7 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
 
     if (best) {
       const { trace } = best;
-      trace.builder.appendContext(call.promptIds.slice(best.promptEnd));
+      trace.builder.appendContext(call.prompt_ids.slice(best.promptEnd));
       trace.builder.beginCall(call);
       trace.builder.appendSampled(call);
       trace.builder.countNormalisations(best.normalisations);
@@ -79,7 +79,7 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
       // The same conversation goes on in the new trace: the old one will not match again.
       if (superseded) open = open.filter((t) => t !== superseded);
     }
-    const builder = new TraceBuilder(settings.strategy, call.promptIds);
+    const builder = new TraceBuilder(settings.strategy, call.prompt_ids);
     builder.beginCall(call);
     builder.appendSampled(call);
     builders.push(builder);

@@ -5,7 +5,7 @@ import type { TokenCall } from "./usable-calls.ts";
 
 export function perCallTraces(calls: readonly TokenCall[]): TraceBuilder[] {
   return calls.map((call) => {
-    const builder = new TraceBuilder("per-call", call.promptIds);
+    const builder = new TraceBuilder("per-call", call.prompt_ids);
     builder.beginCall(call);
     builder.appendSampled(call);
     return builder;

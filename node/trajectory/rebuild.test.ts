@@ -33,14 +33,14 @@ describe("clean multi-turn tool loop", () => {
     const { traces, stats } = run(calls, "per-call");
     expect(traces.map((t) => t.calls)).toEqual([[0], [1], [2], [3]]);
     traces.forEach((t, i) => expectEqualsLastCall(t, [calls[i]!]));
-    expect(stats.total_tokens).toBe(calls.reduce((n, c) => n + c.promptIds!.length + c.outputIds!.length, 0));
+    expect(stats.total_tokens).toBe(calls.reduce((n, c) => n + c.prompt_ids!.length + c.output_ids!.length, 0));
   });
 
   test("retokenize: assistant spans of the final conversation, all matching the samples here", () => {
     const { traces, stats } = run(calls, "retokenize");
     expect(traces.length).toBe(1);
     expect(traces[0]!.calls).toEqual([0, 1, 2, 3]);
-    expect(stats.trainable_tokens).toBe(calls.reduce((n, c) => n + c.outputIds!.length, 0));
+    expect(stats.trainable_tokens).toBe(calls.reduce((n, c) => n + c.output_ids!.length, 0));
     expect(stats.trainable_exactly_sampled).toBe(stats.trainable_tokens);
   });
 
@@ -56,7 +56,7 @@ describe("thinking on: earlier reasoning stripped from history", () => {
   test("harness drops reasoning: prefix-merge splits at every call, template-aware keeps one trace", () => {
     const calls = scenario.thinkingStripSession();
     const strict = run(calls, "prefix-merge");
-    expect(strict.stats.traces).toBe(calls.length);
+    expect(strict.stats.trace_count).toBe(calls.length);
     expect(strict.stats.split_counts["thinking-strip"]).toBe(calls.length - 1);
     const aware = run(calls, "template-aware");
     expect(aware.traces.length).toBe(1);
@@ -82,7 +82,7 @@ describe("thinking off: generation-prompt glue", () => {
 
   test("prefix-merge splits on the glue, template-aware merges and counts it", () => {
     const strict = run(calls, "prefix-merge");
-    expect(strict.stats.traces).toBe(4);
+    expect(strict.stats.trace_count).toBe(4);
     expect(strict.stats.splits.map((s) => s.cause)).toEqual(["generation-glue", "generation-glue", "generation-glue"]);
     const aware = run(calls, "template-aware");
     expect(aware.traces.length).toBe(1);
@@ -117,7 +117,7 @@ describe("volatile system text", () => {
 
   test("without the pattern configured the header splits template-aware too", () => {
     const aware = run(calls, "template-aware", []);
-    expect(aware.stats.traces).toBe(4);
+    expect(aware.stats.trace_count).toBe(4);
     expect(aware.stats.split_counts["sub-agent"]).toBe(3);
   });
 });
@@ -137,8 +137,8 @@ describe("tokenization drift", () => {
   const calls = scenario.tokenizationDriftSession();
 
   test("the scenario's sampled ids really differ from the re-rendered ones", () => {
-    const sampled = calls[1]!.outputIds!;
-    const rerendered = calls[2]!.promptIds!;
+    const sampled = calls[1]!.output_ids!;
+    const rerendered = calls[2]!.prompt_ids!;
     expect(tokenizer.decode(sampled)).toContain("Reading");
     const inPrompt = rerendered.join(",").includes(sampled.slice(0, -1).join(","));
     expect(inPrompt).toBe(false);
@@ -188,7 +188,7 @@ describe("calls without tokens", () => {
     const calls = scenario.textOnlySession();
     const { traces, stats } = run(calls, strategy);
     expect(stats.skipped).toEqual([{ seq: 1, reason: "text-only" }]);
-    expect(stats.calls).toBe(3);
+    expect(stats.call_count).toBe(3);
     expect(stats.calls_used).toBe(2);
     expect(traces.flatMap((t) => t.calls)).toEqual([0, 2]);
   });
@@ -218,7 +218,7 @@ describe("an output cut by max tokens", () => {
     expect(traces.length).toBe(1);
     const trace = traces[0]!;
     expectFaithfulMerge(trace, session.calls);
-    const firstOut = session.calls[0]!.outputIds!;
+    const firstOut = session.calls[0]!.output_ids!;
     expect(firstOut.at(-1)).not.toBe(QWEN3_EOS);
     expect(trace.response_ids[firstOut.length]).toBe(QWEN3_EOS);
     expect(trace.loss_mask[firstOut.length]).toBe(0);
@@ -236,8 +236,8 @@ describe("exactly sampled needs the sampled id and its logprob", () => {
   test.each(STRATEGIES)("%s: a call recorded without logprobs trains, but none of its tokens count as exactly sampled", (strategy) => {
     const calls = scenario.cleanSession(1).map((c, i) => (i === 0 ? { ...c, logprobs: null } : c));
     const { traces, stats } = run(calls, strategy);
-    const withoutLogprobs = calls[0]!.outputIds!.length;
-    const sampled = calls.reduce((n, c) => n + c.outputIds!.length, 0);
+    const withoutLogprobs = calls[0]!.output_ids!.length;
+    const sampled = calls.reduce((n, c) => n + c.output_ids!.length, 0);
     expect(stats.trainable_tokens).toBe(sampled);
     expect(stats.trainable_exactly_sampled).toBe(sampled - withoutLogprobs);
     expect(traces.flatMap((t) => t.logprobs.filter((lp, i) => lp === null && t.loss_mask[i] === 1))).toHaveLength(withoutLogprobs);

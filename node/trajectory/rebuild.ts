@@ -103,10 +103,10 @@ function sessionStats(
   }
   return {
     strategy,
-    calls: callCount,
+    call_count: callCount,
     calls_used: used,
     skipped,
-    traces: traces.length,
+    trace_count: traces.length,
     splits,
     split_counts: splitCounts,
     normalisations,

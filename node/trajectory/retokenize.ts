@@ -26,13 +26,13 @@ function toolCallsKey(toolCalls: readonly ToolCall[] | undefined): [string, stri
 function messageKeys(messages: readonly Message[], volatile: readonly RegExp[]): string[] {
   return messages.map((m) => {
     const content = volatile.reduce((text, re) => text.replace(re, ""), m.content).trim();
-    return String(Bun.hash(JSON.stringify([m.role, content, toolCallsKey(m.toolCalls), m.toolCallId ?? null])));
+    return String(Bun.hash(JSON.stringify([m.role, content, toolCallsKey(m.tool_calls), m.tool_call_id ?? null])));
   });
 }
 
 /** Key of "this conversation so far, then this assistant turn". */
-function samplingKey(historyKeys: readonly string[], turn: Pick<Message, "content" | "toolCalls">): string {
-  return JSON.stringify([historyKeys, turn.content.trim(), toolCallsKey(turn.toolCalls)]);
+function samplingKey(historyKeys: readonly string[], turn: Pick<Message, "content" | "tool_calls">): string {
+  return JSON.stringify([historyKeys, turn.content.trim(), toolCallsKey(turn.tool_calls)]);
 }
 
 /** The call that sampled each assistant turn at `turnIndexes` of `messages`, if any (each call once). */
@@ -71,7 +71,7 @@ export function retokenizeTrace(calls: readonly TokenCall[], tokenizer: Trajecto
   const response = last.response;
   const messages: Message[] = [
     ...last.request.messages,
-    { role: "assistant", content: response.content, reasoning: response.reasoning, toolCalls: response.toolCalls },
+    { role: "assistant", content: response.content, reasoning: response.reasoning, tool_calls: response.tool_calls },
   ];
   const ids = tokenizer.encode(
     tokenizer.renderChat({ messages, tools: last.request.tools, thinking: last.request.thinking, addGenerationPrompt: false }),
@@ -96,7 +96,7 @@ export function retokenizeTrace(calls: readonly TokenCall[], tokenizer: Trajecto
 
 /** Span tokens trainable; those in the common head/tail with the sampled ids carry logprobs. */
 function appendSpan(builder: TraceBuilder, span: readonly number[], source: TokenCall | undefined): void {
-  const sampled = source?.outputIds ?? [];
+  const sampled = source?.output_ids ?? [];
   const limit = Math.min(span.length, sampled.length);
   let head = 0;
   while (head < limit && span[head] === sampled[head]) head++;

@@ -46,7 +46,7 @@ export class TraceBuilder {
 
   /** The call's sampled output, id for id, with its logprobs. */
   appendSampled(call: TokenCall): void {
-    call.outputIds.forEach((id, i) => this.appendTrainable(id, call.logprobs?.[i] ?? null, true));
+    call.output_ids.forEach((id, i) => this.appendTrainable(id, call.logprobs?.[i] ?? null, true));
   }
 
   /**
@@ -68,9 +68,9 @@ export class TraceBuilder {
    */
   beginCall(call: TokenCall): void {
     this.callSeqs.push(call.seq);
-    this.policyVersions.push(call.policyVersion);
-    this.callContextDrift.push(this.contextDrift([], call.promptIds));
-    this.finishReason = call.response.finishReason;
+    this.policyVersions.push(call.policy_version);
+    this.callContextDrift.push(this.contextDrift([], call.prompt_ids));
+    this.finishReason = call.response.finish_reason;
   }
 
   /**

@@ -3,7 +3,7 @@
 // live in one place; each dialect test runs its tool loops once per configuration.
 import { expect } from "bun:test";
 import { z } from "zod";
-import type { RecordedCall } from "../../protocol/calls.ts";
+import type { CallNotes, RecordedCall } from "../../protocol/calls.ts";
 import type { BackendKind, BackendOptionsInput } from "../../node/gateway/backends/options.ts";
 import { engineChatExtras, openAiChatBody } from "../../node/gateway/backends/openai-chat.ts";
 import type { PivotRequest } from "../../node/gateway/pivot.ts";
@@ -26,14 +26,14 @@ export interface BackendConfig {
    */
   toolCallId: RegExp;
   /** Backend notes recorded on the first and the second call of a two-turn tool loop. */
-  notes: readonly [Record<string, unknown> | null, Record<string, unknown> | null];
+  notes: readonly [CallNotes | null, CallNotes | null];
 }
 
-const NO_SPLICE_YET = { tokenSplice: { used: 0, missed: 0, drift: 0 } };
+const NO_SPLICE_YET = { token_splice: { used: 0, missed: 0, drift: 0 } };
 /** Turn 1 spliced back verbatim; the mock samples BPE-canonical ids, so no drift. */
-const TURN_ONE_SPLICED = { tokenSplice: { used: 1, missed: 0, drift: 0 } };
+const TURN_ONE_SPLICED = { token_splice: { used: 1, missed: 0, drift: 0 } };
 /** SGLang's chat answer carries meta_info.weight_version; the backend records it. */
-const SGLANG_WEIGHTS = { weightVersion: "default" };
+const SGLANG_WEIGHTS = { weight_version: "default" };
 const VLLM_TOOL_CALL_ID = /^chatcmpl-tool-[0-9a-f]{32}$/;
 const SGLANG_TOOL_CALL_ID = /^call_[0-9a-f]{24}$/;
 
@@ -138,15 +138,15 @@ export async function expectTokenFaithfulLoop(stack: Stack, config: BackendConfi
   const generations = stack.engine.requests.filter((line) => line.startsWith("POST ") && line !== "POST /tokenize");
   expect(generations).toEqual([`POST ${config.generateRoute}`, `POST ${config.generateRoute}`]);
   for (const [i, call] of calls.entries()) {
-    expect(call.promptIds).toEqual(await engineTokenization(stack, config, call.request));
-    expect(call.outputIds?.length ?? 0).toBeGreaterThan(0);
-    expect(call.logprobs).toHaveLength(call.outputIds?.length ?? -1);
+    expect(call.prompt_ids).toEqual(await engineTokenization(stack, config, call.request));
+    expect(call.output_ids?.length ?? 0).toBeGreaterThan(0);
+    expect(call.logprobs).toHaveLength(call.output_ids?.length ?? -1);
     expect(call.logprobs?.every((logprob) => logprob < 0)).toBe(true);
-    expect(call.response?.usage).toEqual({ promptTokens: call.promptIds?.length ?? -1, completionTokens: call.outputIds?.length ?? -1 });
+    expect(call.response?.usage).toEqual({ prompt_tokens: call.prompt_ids?.length ?? -1, completion_tokens: call.output_ids?.length ?? -1 });
     expect(call.notes).toEqual(config.notes[i] ?? null);
   }
   const [first, second] = calls;
-  expect(first?.response?.toolCalls.map((toolCall) => toolCall.id)).toEqual([expect.stringMatching(config.toolCallId)]);
-  const firstTurn = [...(first?.promptIds ?? []), ...(first?.outputIds ?? [])];
-  expect(second?.promptIds?.slice(0, firstTurn.length)).toEqual(firstTurn);
+  expect(first?.response?.tool_calls.map((toolCall) => toolCall.id)).toEqual([expect.stringMatching(config.toolCallId)]);
+  const firstTurn = [...(first?.prompt_ids ?? []), ...(first?.output_ids ?? [])];
+  expect(second?.prompt_ids?.slice(0, firstTurn.length)).toEqual(firstTurn);
 }

@@ -105,7 +105,7 @@ export async function recordRealCliSessions(turns: number, log: (line: string) =
     );
     // A compaction that took leaves the last prompt well under the peak (a failed one, e.g. a
     // summary the CLI rejected, adds calls but the context keeps growing).
-    const promptLengths = calls.map((c) => c.promptIds?.length ?? 0);
+    const promptLengths = calls.map((c) => c.prompt_ids?.length ?? 0);
     if (promptLengths.at(-1)! >= Math.max(...promptLengths)) throw new Error(`${recipe.cli} did not compact: its thresholds or defaults changed`);
   }
   if (!installed.includes("pi")) return sessions;

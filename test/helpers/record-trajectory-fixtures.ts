@@ -104,9 +104,9 @@ async function recordOne(recipe: Recipe, thinking: boolean, backendName: Backend
     const started = performance.now();
     const rec = await recordCliSession(stack, recipe.run);
     if (rec.run.exitCode !== 0) throw new Error(`${name}: ${recipe.run.cli} failed: ${rec.run.error ?? rec.run.stderr.slice(-2000)}`);
-    const failed = rec.calls.filter((c) => c.error !== null || c.outputIds === null);
+    const failed = rec.calls.filter((c) => c.error !== null || c.output_ids === null);
     if (failed.length > 0) throw new Error(`${name}: ${failed.length} calls without tokens`);
-    const problem = recipe.check?.(rec.calls.map((c) => c.promptIds?.length ?? 0));
+    const problem = recipe.check?.(rec.calls.map((c) => c.prompt_ids?.length ?? 0));
     if (problem) throw new Error(`${name}: ${problem}`);
     const description = `${recipe.run.cli} (${recipe.what}), thinking ${thinking ? "on" : "off"}, ${backendName} backend, mock engine with the Qwen3 template; ${rec.calls.length} calls`;
     const path = writeTrajectoryFixture({ name, description, calls: rec.calls });

@@ -4,8 +4,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { RecordedCall } from "../../protocol/calls.ts";
-import type { SessionInfo } from "../../protocol/sessions.ts";
+import { SessionCalls, type RecordedCall } from "../../protocol/calls.ts";
+import { SessionInfo } from "../../protocol/sessions.ts";
 import { createBackend } from "../../node/gateway/backends/index.ts";
 import type { BackendKind, BackendOptionsInput } from "../../node/gateway/backends/options.ts";
 import type { GatewayConfigInput } from "../../node/gateway/config.ts";
@@ -65,12 +65,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async session(metadata = {}) {
       const res = await admin("/v1/sessions", { method: "POST", body: JSON.stringify({ metadata }) });
       if (res.status !== 201) throw new Error(`session create failed: ${res.status} ${await res.text()}`);
-      return (await res.json()) as SessionInfo & { token: string };
+      const info = SessionInfo.parse(await res.json());
+      if (info.token === undefined) throw new Error("session create answered no token");
+      return { ...info, token: info.token };
     },
     async calls(sessionId) {
       const res = await admin(`/v1/sessions/${sessionId}/calls`);
       if (!res.ok) throw new Error(`calls failed: ${res.status} ${await res.text()}`);
-      return ((await res.json()) as { calls: RecordedCall[] }).calls;
+      return SessionCalls.parse(await res.json()).calls;
     },
     admin,
     async stopGateway() {

@@ -52,12 +52,12 @@ function encodeCalls(calls: readonly RecordedCall[]): EncodedCall[] {
   const sequences: number[][] = [];
   const messageLists: unknown[][] = [];
   return calls.map((call, i) => {
-    const { promptIds, request, ...rest } = call;
+    const { prompt_ids: promptIds, request, ...rest } = call;
     const { messages, tools, ...requestRest } = request;
     const prompt = promptIds === null ? null : { ...bestBase(sequences, promptIds, sameId) };
     const msgs = bestBase(messageLists, messages, sameJson);
     const toolsFrom = calls.slice(0, i).findLastIndex((c) => sameJson(c.request.tools, tools));
-    sequences.push([...(promptIds ?? []), ...(call.outputIds ?? [])]);
+    sequences.push([...(promptIds ?? []), ...(call.output_ids ?? [])]);
     messageLists.push(messages);
     return {
       call: { ...rest, request: requestRest },
@@ -74,11 +74,11 @@ function decodeCalls(encoded: readonly EncodedCall[]): RecordedCall[] {
     const base = (from: number | null) => (from === null ? undefined : calls[from]);
     const promptBase = base(e.prompt?.from ?? null);
     const promptIds =
-      e.prompt === null ? null : [...[...(promptBase?.promptIds ?? []), ...(promptBase?.outputIds ?? [])].slice(0, e.prompt.shared), ...e.prompt.rest];
+      e.prompt === null ? null : [...[...(promptBase?.prompt_ids ?? []), ...(promptBase?.output_ids ?? [])].slice(0, e.prompt.shared), ...e.prompt.rest];
     const messages = [...(base(e.messages.from)?.request.messages ?? []).slice(0, e.messages.shared), ...e.messages.rest];
     const tools = "same_as" in e.tools ? calls[e.tools.same_as]!.request.tools : e.tools.list;
     const request = { ...(e.call.request as Record<string, unknown>), messages, tools };
-    calls.push(RecordedCall.parse({ ...e.call, request, promptIds }));
+    calls.push(RecordedCall.parse({ ...e.call, request, prompt_ids: promptIds }));
   }
   return calls;
 }

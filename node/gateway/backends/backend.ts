@@ -1,6 +1,7 @@
 // Why: the gateway talks to every inference engine through this one interface, so dialects and
 // recording never know whether tokens came from vLLM, SGLang, a token-in/token-out path or a
 // plain OpenAI-compatible API.
+import type { CallNotes } from "../../../protocol/calls.ts";
 import type { PivotRequest, PivotResponse } from "../pivot.ts";
 
 /** Token capture of one engine call. Absent when the backend cannot see token ids. */
@@ -17,7 +18,7 @@ export interface EngineResult {
   /** Base URL of the engine that served the call. */
   engineUrl: string;
   /** Backend-specific facts worth recording (e.g. tool-call parse failure, token splice used). */
-  notes?: Record<string, unknown>;
+  notes?: CallNotes;
 }
 
 export interface EngineCall {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { engineErrorMessage, engineHttpError, parseContextLength } from "./engine-errors.ts";
+import { parseContextLength } from "../context-length.ts";
+import { engineErrorMessage, engineHttpError } from "./engine-errors.ts";
 
 describe("engine error mapping", () => {
   test("messages are read from OpenAI, vLLM/SGLang and FastAPI error bodies", () => {
@@ -17,7 +18,7 @@ describe("engine error mapping", () => {
     const err = engineHttpError(400, JSON.stringify({ error: { message, type: "BadRequestError", code: 400 } }), "http://e");
     expect(err.code).toBe("context_length");
     expect(err.message).toBe(message);
-    expect(err.details).toMatchObject({ maxContextTokens: 4096, promptTokens: 2778, maxTokens: 8000, status: 400 });
+    expect(err.details).toMatchObject({ max_context_tokens: 4096, prompt_tokens: 2778, max_tokens: 8000, status: 400 });
   });
 
   test("older vLLM, decoder-prompt and SGLang wordings are recognised", () => {
@@ -25,24 +26,24 @@ describe("engine error mapping", () => {
       parseContextLength(
         "This model's maximum context length is 32768 tokens. However, you requested 33000 tokens (30000 in the messages, 3000 in the completion).",
       ),
-    ).toEqual({ maxContextTokens: 32768, promptTokens: 30000, maxTokens: 3000 });
+    ).toEqual({ max_context_tokens: 32768, prompt_tokens: 30000, max_tokens: 3000 });
     expect(parseContextLength("The decoder prompt (length 5000) is longer than the maximum model length of 4096.")).toEqual({
-      maxContextTokens: 4096,
-      promptTokens: 5000,
+      max_context_tokens: 4096,
+      prompt_tokens: 5000,
     });
     expect(parseContextLength("Input length (5000) exceeds model's maximum context length (4096).")).toEqual({
-      maxContextTokens: 4096,
-      promptTokens: 5000,
+      max_context_tokens: 4096,
+      prompt_tokens: 5000,
     });
     expect(
       parseContextLength("This model's maximum context length is 32768 tokens. However, you requested 32818 tokens in the messages, Please reduce the length of the messages."),
-    ).toEqual({ maxContextTokens: 32768, promptTokens: 32818 });
+    ).toEqual({ max_context_tokens: 32768, prompt_tokens: 32818 });
     expect(
       parseContextLength("This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages."),
-    ).toEqual({ maxContextTokens: 128000, promptTokens: 130000 });
+    ).toEqual({ max_context_tokens: 128000, prompt_tokens: 130000 });
     expect(parseContextLength("The input (150000 tokens) is longer than the model's context length (128000 tokens).")).toEqual({
-      maxContextTokens: 128000,
-      promptTokens: 150000,
+      max_context_tokens: 128000,
+      prompt_tokens: 150000,
     });
     expect(engineHttpError(400, JSON.stringify({ message: "The input (9 tokens) is longer than the model's context length (8 tokens)." }), "u").code).toBe(
       "context_length",

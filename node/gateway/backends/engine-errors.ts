@@ -3,6 +3,7 @@
 // clients consistently (e.g. a context overflow becomes each dialect's "prompt too long").
 import { z } from "zod";
 import { PolarError } from "../../errors.ts";
+import { isContextLengthMessage, parseContextLength } from "../context-length.ts";
 
 /** Error bodies seen in the wild: OpenAI `{error:{message}}`, vLLM/SGLang `{object:"error",message}`, FastAPI `{detail}`. */
 const EngineErrorBody = z.object({
@@ -28,75 +29,6 @@ export function engineErrorMessage(bodyText: string): string {
   if (message !== undefined) return message;
   if (typeof detail === "string") return detail;
   return detail === undefined ? raw : JSON.stringify(detail);
-}
-
-/**
- * Numbers a context_length PolarError carries in its details (those the engine named). Dialects
- * read them back with this schema to word the overflow the way their clients recognise it.
- */
-export const ContextLengthDetails = z.object({
-  /** The model's context window. */
-  maxContextTokens: z.number().int().nonnegative().optional(),
-  /** Tokens of the prompt. */
-  promptTokens: z.number().int().nonnegative().optional(),
-  /** Completion tokens requested (max_tokens). */
-  maxTokens: z.number().int().nonnegative().optional(),
-});
-export type ContextLengthDetails = z.infer<typeof ContextLengthDetails>;
-
-/**
- * Wordings of a context overflow. vLLM (vllm/entrypoints/serve, renderers): "This model's maximum
- * context length is N tokens. However, you requested X tokens (P in the messages, M in the
- * completion)…", older vLLM "… However, you requested P tokens in the messages, Please reduce…",
- * "'max_tokens' or 'max_completion_tokens' is too large: M. This model's maximum
- * context length is N tokens and your request has P input tokens (M > N - P)", "The decoder prompt
- * (length P) is longer than the maximum model length of N", "Input length (P) exceeds model's
- * maximum context length (N)" (vllm/entrypoints/serve/utils/api_utils.py get_max_tokens). SGLang: "The input (P tokens) is
- * longer than the model's context length (N tokens)", "Requested token count exceeds the model's
- * maximum context length of N tokens. You requested a total of T tokens: P tokens from the input
- * messages and M tokens for the completion". OpenAI: "… However, your messages resulted in P tokens".
- */
-const CONTEXT_LENGTH_MARKERS = [
-  /maximum context length/i,
-  /longer than the maximum model length/i,
-  /longer than the model's context length/i,
-  /context length exceeded/i,
-  /context_length_exceeded/i,
-];
-
-export function isContextLengthMessage(message: string): boolean {
-  return CONTEXT_LENGTH_MARKERS.some((re) => re.test(message));
-}
-
-const NUMBER_PATTERNS: { key: keyof ContextLengthDetails; re: RegExp }[] = [
-  { key: "maxContextTokens", re: /maximum context length (?:is|of) (\d+)/i },
-  { key: "maxContextTokens", re: /maximum context length \((\d+)\)/i },
-  { key: "maxContextTokens", re: /maximum model length of (\d+)/i },
-  { key: "maxContextTokens", re: /model's context length \((\d+) tokens?\)/i },
-  { key: "promptTokens", re: /\((\d+) in the messages/i },
-  { key: "promptTokens", re: /requested (\d+) tokens in the messages/i },
-  { key: "promptTokens", re: /messages resulted in (\d+) tokens/i },
-  { key: "promptTokens", re: /input length \((\d+)\)/i },
-  { key: "promptTokens", re: /request has (\d+) input tokens/i },
-  { key: "promptTokens", re: /prompt contains at least (\d+) input tokens/i },
-  { key: "promptTokens", re: /decoder prompt \(length (\d+)\)/i },
-  { key: "promptTokens", re: /input \((\d+) tokens?\)/i },
-  { key: "promptTokens", re: /(\d+) tokens from the input/i },
-  { key: "maxTokens", re: /(\d+) in the completion/i },
-  { key: "maxTokens", re: /is too large: (\d+)/i },
-  { key: "maxTokens", re: /requested (\d+) output tokens/i },
-  { key: "maxTokens", re: /(\d+) tokens for the completion/i },
-];
-
-/** Numbers named in a context-overflow message (those present). */
-export function parseContextLength(message: string): ContextLengthDetails {
-  const details: ContextLengthDetails = {};
-  for (const { key, re } of NUMBER_PATTERNS) {
-    if (details[key] !== undefined) continue;
-    const match = re.exec(message);
-    if (match?.[1]) details[key] = Number(match[1]);
-  }
-  return details;
 }
 
 /** Whether a failed HTTP status is worth another attempt (5xx: the engine may recover). */

@@ -12,13 +12,13 @@ const request: PivotRequest = {
       role: "assistant",
       content: "",
       reasoning: "use bash",
-      toolCalls: [{ id: "call_1", name: "bash", arguments: '{"command":"touch a"}' }],
+      tool_calls: [{ id: "call_1", name: "bash", arguments: '{"command":"touch a"}' }],
     },
-    { role: "tool", content: "ok", toolCallId: "call_1", name: "bash" },
+    { role: "tool", content: "ok", tool_call_id: "call_1", name: "bash" },
   ],
   tools: [{ name: "bash", description: "run", parameters: { type: "object", properties: { command: { type: "string" } } } }],
-  toolChoice: { name: "bash" },
-  sampling: { maxTokens: 64, temperature: 0.7, topP: 0.9, topK: 20, stop: ["END"], seed: 7 },
+  tool_choice: { name: "bash" },
+  sampling: { max_tokens: 64, temperature: 0.7, top_p: 0.9, top_k: 20, stop: ["END"], seed: 7 },
   thinking: false,
   stream: true,
 };
@@ -61,16 +61,16 @@ describe("pivot → OpenAI chat", () => {
       model: "qwen3",
       message: { content: null, reasoning_content: "hmm", tool_calls: [{ id: "c", function: { name: "bash", arguments: { command: "ls" } } }] },
       finishReason: "stop",
-      usage: { promptTokens: 3, completionTokens: 2 },
+      usage: { prompt_tokens: 3, completion_tokens: 2 },
     });
     expect(response).toEqual({
       id: "x",
       model: "qwen3",
       content: "",
       reasoning: "hmm",
-      toolCalls: [{ id: "c", name: "bash", arguments: '{"command":"ls"}' }],
-      finishReason: "tool_calls",
-      usage: { promptTokens: 3, completionTokens: 2 },
+      tool_calls: [{ id: "c", name: "bash", arguments: '{"command":"ls"}' }],
+      finish_reason: "tool_calls",
+      usage: { prompt_tokens: 3, completion_tokens: 2 },
     });
     expect(finishReasonOf("length", true)).toBe("length");
   });

@@ -3,7 +3,7 @@
 // their engine-specific extras only.
 import { z } from "zod";
 import { PolarError } from "../../errors.ts";
-import type { FinishReason, PivotMessage, PivotRequest, PivotResponse, PivotToolCall } from "../pivot.ts";
+import type { FinishReason, PivotMessage, PivotRequest, PivotResponse, PivotToolCall, PivotUsage } from "../pivot.ts";
 
 /** How assistant reasoning from earlier turns is handed back to the engine's chat template. */
 export type ReasoningField = "reasoning_content" | "reasoning_and_content" | "omit";
@@ -25,7 +25,7 @@ export function toOpenAiMessages(messages: readonly PivotMessage[], reasoningFie
         return {
           role: "tool",
           content: m.content,
-          ...(m.toolCallId !== undefined && { tool_call_id: m.toolCallId }),
+          ...(m.tool_call_id !== undefined && { tool_call_id: m.tool_call_id }),
           ...(m.name !== undefined && { name: m.name }),
         };
       case "assistant": {
@@ -38,8 +38,8 @@ export function toOpenAiMessages(messages: readonly PivotMessage[], reasoningFie
           out.reasoning_content = m.reasoning;
           if (reasoningField === "reasoning_and_content") out.reasoning = m.reasoning;
         }
-        if (m.toolCalls && m.toolCalls.length > 0) {
-          out.tool_calls = m.toolCalls.map((c) => ({
+        if (m.tool_calls && m.tool_calls.length > 0) {
+          out.tool_calls = m.tool_calls.map((c) => ({
             id: c.id,
             type: "function",
             function: { name: c.name, arguments: c.arguments },
@@ -65,13 +65,13 @@ export function openAiChatBody(request: PivotRequest, options: ChatBodyOptions):
       function: { name: t.name, ...(t.description !== undefined && { description: t.description }), parameters: t.parameters },
     }));
   }
-  if (request.toolChoice !== undefined) {
+  if (request.tool_choice !== undefined) {
     body.tool_choice =
-      typeof request.toolChoice === "string" ? request.toolChoice : { type: "function", function: { name: request.toolChoice.name } };
+      typeof request.tool_choice === "string" ? request.tool_choice : { type: "function", function: { name: request.tool_choice.name } };
   }
-  if (s.maxTokens !== undefined) body.max_tokens = s.maxTokens;
+  if (s.max_tokens !== undefined) body.max_tokens = s.max_tokens;
   if (s.temperature !== undefined) body.temperature = s.temperature;
-  if (s.topP !== undefined) body.top_p = s.topP;
+  if (s.top_p !== undefined) body.top_p = s.top_p;
   if (s.stop !== undefined && s.stop.length > 0) body.stop = s.stop;
   if (s.seed !== undefined) body.seed = s.seed;
   return body;
@@ -80,7 +80,7 @@ export function openAiChatBody(request: PivotRequest, options: ChatBodyOptions):
 /** Sampling extras vLLM and SGLang accept beyond OpenAI (`top_k`, thinking switch). */
 export function engineChatExtras(request: PivotRequest): Record<string, unknown> {
   const extras: Record<string, unknown> = {};
-  if (request.sampling.topK !== undefined) extras.top_k = request.sampling.topK;
+  if (request.sampling.top_k !== undefined) extras.top_k = request.sampling.top_k;
   if (request.thinking !== undefined) extras.chat_template_kwargs = { enable_thinking: request.thinking };
   return extras;
 }
@@ -124,7 +124,7 @@ export function pivotFromChatMessage(args: {
   model: string;
   message: z.infer<typeof WireChatMessage>;
   finishReason: string | null | undefined;
-  usage: { promptTokens: number; completionTokens: number };
+  usage: PivotUsage;
   /** What the engine says ended generation (vLLM `stop_reason`, SGLang `matched_stop`). */
   matchedStop?: string | number | null;
 }): PivotResponse {
@@ -141,9 +141,9 @@ export function pivotFromChatMessage(args: {
     model: args.model,
     content: args.message.content ?? "",
     ...(reasoning ? { reasoning } : {}),
-    toolCalls,
-    finishReason,
-    ...(stopSequence !== undefined && { stopSequence }),
+    tool_calls: toolCalls,
+    finish_reason: finishReason,
+    ...(stopSequence !== undefined && { stop_sequence: stopSequence }),
     usage: args.usage,
   };
 }

@@ -34,15 +34,15 @@ export class OpenAiBackend extends EngineBackend {
       message: choice.message,
       finishReason: choice.finish_reason,
       usage: {
-        promptTokens: reply.data.usage?.prompt_tokens ?? 0,
-        completionTokens: reply.data.usage?.completion_tokens ?? 0,
+        prompt_tokens: reply.data.usage?.prompt_tokens ?? 0,
+        completion_tokens: reply.data.usage?.completion_tokens ?? 0,
       },
     });
     return {
       response,
       tokens: null,
       engineUrl: reply.engineUrl,
-      notes: { textOnly: true, ...(reply.attempts > 1 && { attempts: reply.attempts }) },
+      notes: { text_only: true, ...(reply.attempts > 1 && { attempts: reply.attempts }) },
     };
   }
 }

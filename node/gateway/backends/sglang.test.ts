@@ -25,8 +25,8 @@ describe("sglang backend", () => {
     expect(result.tokens!.promptIds).toEqual(expected);
     expect(result.tokens!.logprobs.length).toBe(result.tokens!.outputIds.length);
     expect(result.tokens!.outputIds.at(-1)).toBe(getChatTemplate().tokenizer.eosTokenId);
-    expect(result.response.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([["bash", { command: "echo hello > out.txt" }]]);
-    expect(result.response.finishReason).toBe("tool_calls");
+    expect(result.response.tool_calls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([["bash", { command: "echo hello > out.txt" }]]);
+    expect(result.response.finish_reason).toBe("tool_calls");
   });
 
   test("behind a router, workers are listed and called directly with sticky sessions", async () => {

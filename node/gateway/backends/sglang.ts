@@ -73,7 +73,7 @@ export class SglangBackend extends EngineBackend {
       usage: usageOf(capture, reply.data.usage),
     });
     const weightVersion = choice.meta_info?.weight_version;
-    const notes = callNotes(reply.attempts, capture, weightVersion != null ? { weightVersion } : undefined);
+    const notes = callNotes(reply.attempts, capture, weightVersion != null ? { weight_version: weightVersion } : undefined);
     return { response, tokens: "problem" in capture ? null : capture, engineUrl: reply.engineUrl, ...(notes && { notes }) };
   }
 

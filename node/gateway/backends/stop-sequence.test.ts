@@ -29,7 +29,7 @@ const BACKENDS: { name: string; kind: BackendKind; engine: () => Engine; options
 ];
 
 function request(stop?: string[]): PivotRequest {
-  return chatRequest([{ role: "user", content: "Say something." }], { tools: [], thinking: false, sampling: { maxTokens: 64, seed: 1, ...(stop && { stop }) } });
+  return chatRequest([{ role: "user", content: "Say something." }], { tools: [], thinking: false, sampling: { max_tokens: 64, seed: 1, ...(stop && { stop }) } });
 }
 
 describe.each(BACKENDS)("$name backend", ({ kind, engine, options }) => {
@@ -37,8 +37,8 @@ describe.each(BACKENDS)("$name backend", ({ kind, engine, options }) => {
     const backend = createBackend(kind, { urls: [engine().url], ...options });
     const result = await call(backend, request(["never-there", "STOP"]));
     expect(result.response.content).toBe("Alpha beta. ");
-    expect(result.response.finishReason).toBe("stop");
-    expect(result.response.stopSequence).toBe("STOP");
+    expect(result.response.finish_reason).toBe("stop");
+    expect(result.response.stop_sequence).toBe("STOP");
     // The token completing the stop string was sampled: it stays in the captured ids.
     expect(getTokenizer().decode(result.tokens!.outputIds)).toContain("STOP");
   });
@@ -47,8 +47,8 @@ describe.each(BACKENDS)("$name backend", ({ kind, engine, options }) => {
     const backend = createBackend(kind, { urls: [engine().url], ...options });
     const result = await call(backend, request());
     expect(result.response.content).toBe("Alpha beta. STOP gamma delta.");
-    expect(result.response.finishReason).toBe("stop");
-    expect(result.response.stopSequence).toBeUndefined();
+    expect(result.response.finish_reason).toBe("stop");
+    expect(result.response.stop_sequence).toBeUndefined();
   });
 });
 

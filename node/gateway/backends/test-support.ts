@@ -18,7 +18,7 @@ export const BASH_TOOL = {
 };
 
 export function chatRequest(messages: PivotMessage[], overrides: Partial<PivotRequest> = {}): PivotRequest {
-  return { model: "Qwen/Qwen3-8B", messages, tools: [BASH_TOOL], sampling: { maxTokens: 256, seed: 1 }, stream: false, ...overrides };
+  return { model: "Qwen/Qwen3-8B", messages, tools: [BASH_TOOL], sampling: { max_tokens: 256, seed: 1 }, stream: false, ...overrides };
 }
 
 export function call(backend: Backend, request: PivotRequest, sessionId = "s1"): Promise<EngineResult> {
@@ -34,13 +34,13 @@ export function assistantMessage(response: PivotResponse, trimContent = false): 
     role: "assistant",
     content: trimContent ? response.content.trim() : response.content,
     ...(response.reasoning !== undefined && { reasoning: response.reasoning }),
-    ...(response.toolCalls.length > 0 && { toolCalls: response.toolCalls }),
+    ...(response.tool_calls.length > 0 && { tool_calls: response.tool_calls }),
   };
 }
 
 /** Next history after an answer: tool results for its calls, or a new user message. */
 export function continueConversation(messages: PivotMessage[], response: PivotResponse, nextUser: string, trimContent = false): PivotMessage[] {
   const next = [...messages, assistantMessage(response, trimContent)];
-  if (response.toolCalls.length === 0) return [...next, { role: "user", content: nextUser }];
-  return [...next, ...response.toolCalls.map((c) => ({ role: "tool" as const, content: "ok", toolCallId: c.id, name: c.name }))];
+  if (response.tool_calls.length === 0) return [...next, { role: "user", content: nextUser }];
+  return [...next, ...response.tool_calls.map((c) => ({ role: "tool" as const, content: "ok", tool_call_id: c.id, name: c.name }))];
 }

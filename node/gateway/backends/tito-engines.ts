@@ -67,7 +67,7 @@ export const vllmCompletions: TokenEngine = async (client, call) => {
   const body: Record<string, unknown> = {
     model: call.model,
     prompt: call.promptIds,
-    max_tokens: s.maxTokens ?? null,
+    max_tokens: s.max_tokens ?? null,
     return_token_ids: true,
     // 1 rather than 0: the sampled token's logprob either way; OpenAI-style servers that read
     // `logprobs` as a truthy flag would drop 0.
@@ -75,8 +75,8 @@ export const vllmCompletions: TokenEngine = async (client, call) => {
     stream: false,
   };
   if (s.temperature !== undefined) body.temperature = s.temperature;
-  if (s.topP !== undefined) body.top_p = s.topP;
-  if (s.topK !== undefined) body.top_k = s.topK;
+  if (s.top_p !== undefined) body.top_p = s.top_p;
+  if (s.top_k !== undefined) body.top_k = s.top_k;
   if (s.stop !== undefined && s.stop.length > 0) body.stop = s.stop;
   if (s.seed !== undefined) body.seed = s.seed;
   const reply = await client.request({ sessionId: call.sessionId, signal: call.signal, path: "/v1/completions", body, schema: VllmCompletionResponse });
@@ -110,11 +110,11 @@ const SglangGenerateResponse = z.object({
 export const sglangGenerate: TokenEngine = async (client, call) => {
   const s = call.sampling;
   const samplingParams: Record<string, unknown> = {};
-  const maxNewTokens = s.maxTokens ?? call.defaultMaxTokens;
+  const maxNewTokens = s.max_tokens ?? call.defaultMaxTokens;
   if (maxNewTokens !== undefined) samplingParams.max_new_tokens = maxNewTokens;
   if (s.temperature !== undefined) samplingParams.temperature = s.temperature;
-  if (s.topP !== undefined) samplingParams.top_p = s.topP;
-  if (s.topK !== undefined) samplingParams.top_k = s.topK;
+  if (s.top_p !== undefined) samplingParams.top_p = s.top_p;
+  if (s.top_k !== undefined) samplingParams.top_k = s.top_k;
   if (s.stop !== undefined && s.stop.length > 0) samplingParams.stop = s.stop;
   if (s.seed !== undefined) samplingParams.sampling_seed = s.seed;
   const body = { input_ids: call.promptIds, sampling_params: samplingParams, return_logprob: true, stream: false };

@@ -52,10 +52,10 @@ async function compareOverConversation(
     const [a, b, c] = await Promise.all([call(vllm, request), call(tito, request), call(splice, request)]);
     expect(b.response.content).toBe(a.response.content);
     expect(b.response.reasoning).toBe(a.response.reasoning);
-    expect(b.response.toolCalls.map((t) => [t.name, t.arguments])).toEqual(a.response.toolCalls.map((t) => [t.name, t.arguments]));
+    expect(b.response.tool_calls.map((t) => [t.name, t.arguments])).toEqual(a.response.tool_calls.map((t) => [t.name, t.arguments]));
     expect(b.tokens!.outputIds).toEqual(a.tokens!.outputIds);
     expect(b.tokens!.logprobs.length).toBe(b.tokens!.outputIds.length);
-    out.push({ vllm: a.tokens!.promptIds, tito: b.tokens!.promptIds, spliced: c.tokens!.promptIds, splice: c.notes?.tokenSplice });
+    out.push({ vllm: a.tokens!.promptIds, tito: b.tokens!.promptIds, spliced: c.tokens!.promptIds, splice: c.notes?.token_splice });
     messages = continueConversation(messages, a.response, `question ${turn + 2}`, trimContent);
   }
   return out;
@@ -111,10 +111,10 @@ describe("tito backend", () => {
     const engine = await startMockEngine({ port: 0, script: { steps: [{ text: '<tool_call>\n{"name": "bash", "arguments": {oops}\n</tool_call>' }] } });
     try {
       const result = await call(createBackend("tito", { urls: [engine.url] }), chatRequest([{ role: "user", content: "go" }]));
-      expect(result.response.toolCalls).toEqual([]);
+      expect(result.response.tool_calls).toEqual([]);
       expect(result.response.content).toContain("<tool_call>");
-      expect(result.response.finishReason).toBe("stop");
-      expect(typeof result.notes?.toolCallParseError).toBe("string");
+      expect(result.response.finish_reason).toBe("stop");
+      expect(typeof result.notes?.tool_call_parse_error).toBe("string");
     } finally {
       await engine.stop();
     }
@@ -132,8 +132,8 @@ describe("tito backend", () => {
       expect(c.tokens!.promptIds).toEqual(a.tokens!.promptIds);
       expect(b.tokens!.outputIds).toEqual(a.tokens!.outputIds);
       expect(b.tokens!.logprobs.length).toBe(b.tokens!.outputIds.length);
-      expect(c.notes?.tokenSplice).toEqual({ used: turn, missed: 0, drift: 0 });
-      expect(b.response.toolCalls.map((t) => t.name)).toEqual(a.response.toolCalls.map((t) => t.name));
+      expect(c.notes?.token_splice).toEqual({ used: turn, missed: 0, drift: 0 });
+      expect(b.response.tool_calls.map((t) => t.name)).toEqual(a.response.tool_calls.map((t) => t.name));
       messages = continueConversation(messages, a.response, "more", true);
     }
   });

@@ -3,7 +3,7 @@
 // what Polar decided (optionally with earlier turns' sampled ids spliced back), independent of the
 // engine's template handling, reasoning parser or tool parser configuration.
 import { getChatTemplate, parseQwen3Output, pivotToTemplateMessages, pivotToTemplateTools, type ChatTemplate } from "../../tokenizer/index.ts";
-import type { PivotRequest } from "../pivot.ts";
+import type { PivotRequest, PivotResponse } from "../pivot.ts";
 import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
 import { EngineBackend } from "./engine-backend.ts";
@@ -61,19 +61,19 @@ export class TitoBackend extends EngineBackend {
       defaultMaxTokens: contextLength === undefined ? undefined : Math.max(1, contextLength - promptIds.length),
     });
 
-    const parseToolCalls = request.tools.length > 0 && request.toolChoice !== "none";
+    const parseToolCalls = request.tools.length > 0 && request.tool_choice !== "none";
     const parsed = parseQwen3Output(completion.text, { parseToolCalls });
     const toolCalls = parsed.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
     const finishReason = finishReasonOf(completion.finishReason, toolCalls.length > 0, completion.finishMessage);
     const stopSequence = stopSequenceOf(finishReason, completion.matchedStop);
-    const response = {
+    const response: PivotResponse = {
       id: completion.id ?? `chatcmpl-${crypto.randomUUID()}`,
       model: request.model,
       content: parsed.content,
       ...(parsed.reasoning !== undefined && { reasoning: parsed.reasoning }),
-      toolCalls,
-      finishReason,
-      ...(stopSequence !== undefined && { stopSequence }),
+      tool_calls: toolCalls,
+      finish_reason: finishReason,
+      ...(stopSequence !== undefined && { stop_sequence: stopSequence }),
       usage: usageOf(completion.capture, undefined),
     };
     const capture = completion.capture;
@@ -81,8 +81,8 @@ export class TitoBackend extends EngineBackend {
       this.splices.remember(sessionId, response, { text: tokenizer.decode(capture.outputIds), ids: capture.outputIds }, encode);
     }
     const notes = callNotes(completion.attempts, capture, {
-      ...(parsed.toolParseError !== undefined && { toolCallParseError: parsed.toolParseError }),
-      ...(spliced && { tokenSplice: spliced.stats }),
+      ...(parsed.toolParseError !== undefined && { tool_call_parse_error: parsed.toolParseError }),
+      ...(spliced && { token_splice: spliced.stats }),
     });
     return { response, tokens: "problem" in capture ? null : capture, engineUrl: completion.engineUrl, ...(notes && { notes }) };
   }

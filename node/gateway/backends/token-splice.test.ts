@@ -10,8 +10,8 @@ const imEnd = tokenizer.addedTokenId("<|im_end|>")!;
 
 describe("token splice", () => {
   test("turn keys ignore call ids, surrounding whitespace and argument spacing", () => {
-    const a = assistantTurnKey({ content: "\n\n", toolCalls: [{ id: "1", name: "bash", arguments: '{"command": "ls"}' }] });
-    const b = assistantTurnKey({ content: "", toolCalls: [{ id: "2", name: "bash", arguments: '{"command":"ls"}' }] });
+    const a = assistantTurnKey({ content: "\n\n", tool_calls: [{ id: "1", name: "bash", arguments: '{"command": "ls"}' }] });
+    const b = assistantTurnKey({ content: "", tool_calls: [{ id: "2", name: "bash", arguments: '{"command":"ls"}' }] });
     expect(a).toBe(b);
   });
 

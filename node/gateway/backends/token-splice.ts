@@ -42,8 +42,8 @@ type Encode = (text: string) => number[];
  * (dialects regenerate ids, harnesses drop reasoning), content is trimmed and arguments compared
  * as JSON values (dialects re-serialise them with different spacing).
  */
-export function assistantTurnKey(message: Pick<PivotMessage, "content" | "toolCalls">): string {
-  return JSON.stringify([message.content.trim(), (message.toolCalls ?? []).map((c) => [c.name, canonicalJson(c.arguments)])]);
+export function assistantTurnKey(message: Pick<PivotMessage, "content" | "tool_calls">): string {
+  return JSON.stringify([message.content.trim(), (message.tool_calls ?? []).map((c) => [c.name, canonicalJson(c.arguments)])]);
 }
 
 function canonicalJson(text: string): string {
@@ -63,7 +63,7 @@ export class TokenSpliceCache {
   }
 
   /** Remembers a sampled turn; `encode` re-tokenizes its text once, to know whether splicing it matters. */
-  remember(sessionId: string, message: Pick<PivotMessage, "content" | "toolCalls">, sampled: Pick<SampledTurn, "text" | "ids">, encode: Encode): void {
+  remember(sessionId: string, message: Pick<PivotMessage, "content" | "tool_calls">, sampled: Pick<SampledTurn, "text" | "ids">, encode: Encode): void {
     let turns = this.sessions.get(sessionId);
     if (!turns) {
       turns = new Map();

@@ -50,14 +50,14 @@ describe("vllm backend", () => {
       expect(tokens.logprobs.length).toBe(tokens.outputIds.length);
       expect(tokens.outputIds.at(-1)).toBe(eos); // EOS is a sampled id with its own logprob
       expect(tokens.logprobs.every((l) => l <= 0)).toBe(true);
-      expect(result.response.usage).toEqual({ promptTokens: tokens.promptIds.length, completionTokens: tokens.outputIds.length });
+      expect(result.response.usage).toEqual({ prompt_tokens: tokens.promptIds.length, completion_tokens: tokens.outputIds.length });
       expect(result.engineUrl).toBe(engine.url);
       if (turn === 0) {
-        expect(result.response.finishReason).toBe("tool_calls");
+        expect(result.response.finish_reason).toBe("tool_calls");
         expect(result.response.reasoning?.trim()).toBe("plan it");
-        expect(result.response.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([["bash", { command: "echo hello > out.txt" }]]);
+        expect(result.response.tool_calls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([["bash", { command: "echo hello > out.txt" }]]);
       } else {
-        expect(result.response.toolCalls).toEqual([]);
+        expect(result.response.tool_calls).toEqual([]);
         expect(result.response.content.trim()).toBe("Done.");
       }
       messages = continueConversation(messages, result.response, "and again") as typeof messages;
@@ -94,8 +94,8 @@ describe("openai backend", () => {
     const backend = createBackend("openai", { urls: [`${engine.url}/v1`] });
     const result = await call(backend, chatRequest([{ role: "user", content: "make the file" }]));
     expect(result.tokens).toBeNull();
-    expect(result.notes).toEqual({ textOnly: true });
-    expect(result.response.toolCalls[0]?.name).toBe("bash");
-    expect(result.response.usage.promptTokens).toBeGreaterThan(0);
+    expect(result.notes).toEqual({ text_only: true });
+    expect(result.response.tool_calls[0]?.name).toBe("bash");
+    expect(result.response.usage.prompt_tokens).toBeGreaterThan(0);
   });
 });

@@ -2,15 +2,8 @@
 // and its status codes; harnesses (codex, pi, qwen) recognise a context overflow by
 // `code:"context_length_exceeded"` and by OpenAI's message wording, so both dialects map PolarError
 // here, in one place, and turn zod failures into a bad_request that names the offending field.
-import { PolarError, type ErrorCode } from "../../errors.ts";
-import { ContextLengthDetails } from "../backends/engine-errors.ts";
-
-export interface OpenAiErrorObject {
-  message: string;
-  type: string;
-  param: string | null;
-  code: string | null;
-}
+import { ContextLengthDetails, type ErrorCode, type OpenAiErrorBody, type OpenAiErrorObject } from "../../../protocol/errors.ts";
+import type { PolarError } from "../../errors.ts";
 
 const TYPE_AND_CODE: Record<ErrorCode, { type: string; code: string | null }> = {
   bad_request: { type: "invalid_request_error", code: null },
@@ -34,7 +27,7 @@ const TYPE_AND_CODE: Record<ErrorCode, { type: string; code: string | null }> = 
 function contextLengthMessage(error: PolarError): string {
   if (/maximum context length is \d+ tokens/i.test(error.message)) return error.message;
   const details = ContextLengthDetails.safeParse(error.details ?? {});
-  const { maxContextTokens, promptTokens, maxTokens } = details.success ? details.data : {};
+  const { max_context_tokens: maxContextTokens, prompt_tokens: promptTokens, max_tokens: maxTokens } = details.success ? details.data : {};
   if (maxContextTokens === undefined) {
     return `This model's maximum context length was exceeded (${error.message}). Please reduce the length of the messages.`;
   }
@@ -59,6 +52,6 @@ export function openAiErrorObject(error: PolarError, promptParam: string): OpenA
   return { message: error.message, type, param: null, code };
 }
 
-export function renderOpenAiError(error: PolarError, promptParam: string): { status: number; body: unknown } {
+export function renderOpenAiError(error: PolarError, promptParam: string): { status: number; body: OpenAiErrorBody } {
   return { status: error.status, body: { error: openAiErrorObject(error, promptParam) } };
 }

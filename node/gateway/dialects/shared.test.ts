@@ -9,7 +9,7 @@ const request = (renderHints?: Record<string, unknown>): PivotRequest => ({
   tools: [],
   sampling: {},
   stream: false,
-  ...(renderHints !== undefined && { renderHints }),
+  ...(renderHints !== undefined && { render_hints: renderHints }),
 });
 
 describe("joinTextParts", () => {

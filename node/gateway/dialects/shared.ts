@@ -27,7 +27,7 @@ export function joinTextParts<Part extends { type: string; text?: string }>(
  * echoing "" instead of "\n\n" makes the chat template re-render exactly the sampled tokens.
  */
 export function shownContent(response: PivotResponse): string {
-  return response.toolCalls.length > 0 && response.content.trim() === "" ? "" : response.content;
+  return response.tool_calls.length > 0 && response.content.trim() === "" ? "" : response.content;
 }
 
 /** Seconds since the epoch, as OpenAI's `created` / `created_at` fields carry them. */
@@ -40,6 +40,6 @@ export function unixSeconds(): number {
  * defaults, so `schema` must give every field a default.
  */
 export function renderHintsOf<Schema extends z.ZodType>(schema: Schema, request: PivotRequest): z.output<Schema> {
-  const parsed = schema.safeParse(request.renderHints ?? {});
+  const parsed = schema.safeParse(request.render_hints ?? {});
   return parsed.success ? parsed.data : schema.parse({});
 }

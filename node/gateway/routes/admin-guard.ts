@@ -1,11 +1,13 @@
 // Why: the session and admin APIs share one guard (admin token only) and one error shape.
 import type { Context, Hono } from "hono";
+import type { AdminErrorBody } from "../../../protocol/errors.ts";
 import { asPolarError } from "../../errors.ts";
 import type { SessionAuth } from "../auth.ts";
 
 export function adminError(c: Context, err: unknown): Response {
   const e = asPolarError(err);
-  return c.json({ error: { code: e.code, message: e.message } }, e.status as 400);
+  const body: AdminErrorBody = { error: { code: e.code, message: e.message } };
+  return c.json(body, e.status as 400);
 }
 
 /** Requires the admin token on every route of `app` and answers its errors as plain JSON. */

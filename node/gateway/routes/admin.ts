@@ -1,18 +1,16 @@
 // Why: the trainer's weight-sync handshake (pause → swap weights → resume with a version) and
 // health, kept apart from the session API they do not share state with.
 import { Hono } from "hono";
-import { z } from "zod";
+import { ResumeBody, type AdminState } from "../../../protocol/admin.ts";
 import type { SessionAuth } from "../auth.ts";
 import type { PolicyGate } from "../policy-gate.ts";
 import { readBody } from "./json-body.ts";
 import { guardWithAdminToken } from "./admin-guard.ts";
 
-const ResumeBody = z.object({ policy_version: z.number().int().nonnegative().optional() }).strict();
-
 export function adminRoutes(auth: SessionAuth, gate: PolicyGate): Hono {
   const app = guardWithAdminToken(new Hono(), auth);
 
-  const state = () => ({ paused: gate.isPaused, in_flight: gate.inFlightCalls, waiting: gate.waitingCalls, policy_version: gate.policyVersion });
+  const state = (): AdminState => ({ paused: gate.isPaused, in_flight: gate.inFlightCalls, waiting: gate.waitingCalls, policy_version: gate.policyVersion });
 
   /** Returns once every in-flight call has drained; new calls wait until resume. */
   app.post("/pause", async (c) => {

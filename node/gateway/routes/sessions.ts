@@ -1,7 +1,8 @@
 // Why: node agents, tests and operators open, inspect and clean up gateway sessions here; every
 // route needs the admin token, and answers errors in one plain JSON shape.
 import { Hono } from "hono";
-import { CreateSessionBody, type SessionInfo } from "../../../protocol/sessions.ts";
+import type { SessionCalls } from "../../../protocol/calls.ts";
+import { CreateSessionBody, type DeletedSession, type SessionInfo } from "../../../protocol/sessions.ts";
 import { TrajectoryQuery } from "../../../protocol/trace.ts";
 import { PolarError } from "../../errors.ts";
 import type { CallsRepo } from "../../store/calls-repo.ts";
@@ -36,7 +37,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Hono {
       metadata: row.metadata,
       created_at: row.createdAt,
       closed_at: row.closedAt,
-      calls: await deps.calls.count(row.id),
+      call_count: await deps.calls.count(row.id),
     };
   };
 
@@ -56,7 +57,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Hono {
 
   app.get("/:id/calls", async (c) => {
     const row = await mustGet(c.req.param("id"));
-    return c.json({ session_id: row.id, calls: await deps.calls.list(row.id) });
+    return c.json({ session_id: row.id, calls: await deps.calls.list(row.id) } satisfies SessionCalls);
   });
 
   app.get("/:id/trajectory", async (c) => {
@@ -80,7 +81,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Hono {
     const row = await mustGet(c.req.param("id"));
     await deps.sessions.delete(row.id);
     deps.callPath.forget(row.id);
-    return c.json({ id: row.id, deleted: true });
+    return c.json({ id: row.id, deleted: true } satisfies DeletedSession);
   });
 
   return app;

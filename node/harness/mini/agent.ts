@@ -67,14 +67,14 @@ async function readConfig(path: string | undefined): Promise<MiniConfig> {
   const int = (key: string) =>
     Number.isInteger(raw[key]) && (raw[key] as number) >= 0 ? (raw[key] as number) : fail(2, `config.${key} must be an integer >= 0`);
   return {
-    baseUrl: str("baseUrl").replace(/\/+$/, ""),
+    baseUrl: str("base_url").replace(/\/+$/, ""),
     model: str("model"),
     instruction: str("instruction"),
-    workDir: str("workDir"),
-    maxTurns: int("maxTurns"),
-    commandTimeoutMs: int("commandTimeoutMs"),
-    maxRetries: int("maxRetries"),
-    ...(raw.maxTokens === undefined ? {} : { maxTokens: int("maxTokens") }),
+    workDir: str("work_dir"),
+    maxTurns: int("max_turns"),
+    commandTimeoutMs: int("command_timeout_ms"),
+    maxRetries: int("max_retries"),
+    ...(raw.max_tokens === undefined ? {} : { maxTokens: int("max_tokens") }),
   };
 }
 

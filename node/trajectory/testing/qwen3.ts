@@ -12,16 +12,16 @@ import type { ChatRenderInput, TrajectoryTokenizer } from "../tokenizer-port.ts"
 export const QWEN3_EOS = 151645;
 
 function templateMessage(m: Message): Record<string, unknown> {
-  if (m.role === "tool") return { role: "tool", content: m.content, tool_call_id: m.toolCallId };
+  if (m.role === "tool") return { role: "tool", content: m.content, tool_call_id: m.tool_call_id };
   if (m.role !== "assistant") return { role: m.role, content: m.content };
   return {
     role: "assistant",
     content: m.content,
     ...(m.reasoning !== undefined ? { reasoning_content: m.reasoning } : {}),
-    ...(m.toolCalls?.length
+    ...(m.tool_calls?.length
       ? {
           // As vLLM does: the template receives parsed arguments and re-serialises them (tojson).
-          tool_calls: m.toolCalls.map((tc) => ({ id: tc.id, type: "function", function: { name: tc.name, arguments: JSON.parse(tc.arguments) } })),
+          tool_calls: m.tool_calls.map((tc) => ({ id: tc.id, type: "function", function: { name: tc.name, arguments: JSON.parse(tc.arguments) } })),
         }
       : {}),
   };
@@ -111,9 +111,9 @@ export class ScriptedSession {
       model: "qwen3",
       content: turn.content ?? "",
       ...(thinkingOn && turn.think !== undefined ? { reasoning: turn.think } : {}),
-      toolCalls,
-      finishReason,
-      usage: { promptTokens: promptIds.length, completionTokens: outputIds.length },
+      tool_calls: toolCalls,
+      finish_reason: finishReason,
+      usage: { prompt_tokens: promptIds.length, completion_tokens: outputIds.length },
     };
     const chatRequest: ChatRequest = {
       model: "qwen3",
@@ -124,20 +124,20 @@ export class ScriptedSession {
       ...(request.thinking !== undefined ? { thinking: request.thinking } : {}),
     };
     this.calls.push({
-      sessionId: this.sessionId,
+      session_id: this.sessionId,
       seq: this.seq++,
       dialect: "chat",
       request: chatRequest,
       response,
-      promptIds,
-      outputIds,
+      prompt_ids: promptIds,
+      output_ids: outputIds,
       logprobs: outputIds.map((_, i) => -0.01 * ((i % 7) + 1)),
-      engineUrl: "http://127.0.0.1:0",
-      policyVersion: request.policyVersion ?? 0,
-      timings: { queuedMs: 0, engineMs: 1, totalMs: 1 },
+      engine_url: "http://127.0.0.1:0",
+      policy_version: request.policyVersion ?? 0,
+      timings: { queued_ms: 0, engine_ms: 1, total_ms: 1 },
       error: null,
       notes: null,
-      startedAt: new Date(0).toISOString(),
+      started_at: new Date(0).toISOString(),
     });
     return response;
   }
@@ -145,20 +145,20 @@ export class ScriptedSession {
   /** A call recorded by a backend that sees no tokens (text only). */
   textOnlyCall(request: { messages: Message[] }, content: string): void {
     this.calls.push({
-      sessionId: this.sessionId,
+      session_id: this.sessionId,
       seq: this.seq++,
       dialect: "chat",
       request: { model: "small", messages: request.messages, tools: [], sampling: {}, stream: false },
-      response: { id: `resp_${this.seq}`, model: "small", content, toolCalls: [], finishReason: "stop", usage: { promptTokens: 0, completionTokens: 0 } },
-      promptIds: null,
-      outputIds: null,
+      response: { id: `resp_${this.seq}`, model: "small", content, tool_calls: [], finish_reason: "stop", usage: { prompt_tokens: 0, completion_tokens: 0 } },
+      prompt_ids: null,
+      output_ids: null,
       logprobs: null,
-      engineUrl: null,
-      policyVersion: 0,
-      timings: { queuedMs: 0, engineMs: 1, totalMs: 1 },
+      engine_url: null,
+      policy_version: 0,
+      timings: { queued_ms: 0, engine_ms: 1, total_ms: 1 },
       error: null,
       notes: null,
-      startedAt: new Date(0).toISOString(),
+      started_at: new Date(0).toISOString(),
     });
   }
 }
@@ -169,10 +169,10 @@ export function assistantMessage(response: ChatResponse, keepReasoning = false):
     role: "assistant",
     content: response.content,
     ...(keepReasoning && response.reasoning !== undefined ? { reasoning: response.reasoning } : {}),
-    ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}),
+    ...(response.tool_calls.length ? { tool_calls: response.tool_calls } : {}),
   };
 }
 
 export function toolResult(response: ChatResponse, content: string): Message {
-  return { role: "tool", content, toolCallId: response.toolCalls[0]?.id ?? "none" };
+  return { role: "tool", content, tool_call_id: response.tool_calls[0]?.id ?? "none" };
 }

@@ -44,7 +44,7 @@ export function checkSampledSpans(traces: readonly Trace[], calls: readonly Reco
   const violations: string[] = [];
   const spanStarts: (number | null)[][] = [];
   traces.forEach((trace, t) => {
-    const outputs = trace.calls.map((seq) => ({ ids: bySeq.get(seq)?.outputIds ?? [], logprobs: bySeq.get(seq)?.logprobs ?? [] }));
+    const outputs = trace.calls.map((seq) => ({ ids: bySeq.get(seq)?.output_ids ?? [], logprobs: bySeq.get(seq)?.logprobs ?? [] }));
     const starts: (number | null)[] = trace.calls.map(() => null);
     let cursor: Cursor = { call: 0, offset: 0 };
     let sampled = 0;

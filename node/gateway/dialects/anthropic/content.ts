@@ -75,7 +75,7 @@ export function contentBlocks(response: PivotResponse): ContentBlock[] {
   // client then echoes no text and the chat template re-renders exactly the sampled tokens.
   const text = shownContent(response);
   if (text !== "") blocks.push({ type: "text", text, citations: null });
-  for (const call of response.toolCalls) {
+  for (const call of response.tool_calls) {
     blocks.push({ type: "tool_use", id: toolUseId(call), name: call.name, input: toolInput(call.arguments) });
   }
   return blocks;
@@ -89,19 +89,19 @@ const STOP_REASON_BY_FINISH: Record<FinishReason, StopReason> = {
 
 /** Tool calls always mean `tool_use`: harnesses run tools only when the stop reason says so. */
 export function stopReason(response: PivotResponse): StopReason {
-  if (response.toolCalls.length > 0 && response.finishReason === "stop") return "tool_use";
-  if (response.finishReason === "stop" && response.stopSequence !== undefined) return "stop_sequence";
-  return STOP_REASON_BY_FINISH[response.finishReason];
+  if (response.tool_calls.length > 0 && response.finish_reason === "stop") return "tool_use";
+  if (response.finish_reason === "stop" && response.stop_sequence !== undefined) return "stop_sequence";
+  return STOP_REASON_BY_FINISH[response.finish_reason];
 }
 
 export function stopSequence(response: PivotResponse): string | null {
-  return stopReason(response) === "stop_sequence" ? (response.stopSequence ?? null) : null;
+  return stopReason(response) === "stop_sequence" ? (response.stop_sequence ?? null) : null;
 }
 
 export function usage(response: PivotResponse) {
   return {
-    input_tokens: response.usage.promptTokens,
-    output_tokens: response.usage.completionTokens,
+    input_tokens: response.usage.prompt_tokens,
+    output_tokens: response.usage.completion_tokens,
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: 0,
   };

@@ -17,13 +17,13 @@ describe("promptTooLongMessage", () => {
 
   test("counts from the details are not summed with a completion count found only in the words", () => {
     const error = new PolarError("context_length", "Input length (5000) exceeds model's maximum context length (4096); 999 in the completion", {
-      promptTokens: 5000,
+      prompt_tokens: 5000,
     });
     expect(promptTooLongMessage(error)).toBe("prompt is too long: 5000 tokens > 4096 maximum");
   });
 
   test("details of the wrong type are ignored in favour of the words", () => {
-    const error = new PolarError("context_length", "The input (9 tokens) is longer than the model's context length (8 tokens).", { promptTokens: "many" });
+    const error = new PolarError("context_length", "The input (9 tokens) is longer than the model's context length (8 tokens).", { prompt_tokens: "many" });
     expect(promptTooLongMessage(error)).toBe("prompt is too long: 9 tokens > 8 maximum");
   });
 });

@@ -1,20 +1,9 @@
 // Why: Polar's closed error codes mapped once to Anthropic's error shape
 // `{type:"error", error:{type, message}}`, as JSON and as an `event: error` SSE frame.
-import type { ErrorCode, PolarError } from "../../../errors.ts";
-import { ContextLengthDetails, parseContextLength } from "../../backends/engine-errors.ts";
+import { ContextLengthDetails, type AnthropicErrorBody, type AnthropicErrorType, type ErrorCode } from "../../../../protocol/errors.ts";
+import type { PolarError } from "../../../errors.ts";
+import { parseContextLength } from "../../context-length.ts";
 import { type SseFrame, sseFrame } from "../dialect.ts";
-
-export const ANTHROPIC_ERROR_TYPES = [
-  "invalid_request_error",
-  "authentication_error",
-  "permission_error",
-  "not_found_error",
-  "request_too_large",
-  "timeout_error",
-  "api_error",
-  "overloaded_error",
-] as const;
-export type AnthropicErrorType = (typeof ANTHROPIC_ERROR_TYPES)[number];
 
 const ERROR_TYPE: Record<ErrorCode, AnthropicErrorType> = {
   bad_request: "invalid_request_error",
@@ -30,11 +19,6 @@ const ERROR_TYPE: Record<ErrorCode, AnthropicErrorType> = {
   internal: "api_error",
 };
 
-export interface AnthropicErrorBody {
-  type: "error";
-  error: { type: AnthropicErrorType; message: string };
-}
-
 /**
  * Claude Code recognises an over-long prompt by Anthropic's exact wording
  * `prompt is too long: N tokens > M maximum`. M is the context window; N is what the request
@@ -47,9 +31,9 @@ export function promptTooLongMessage(error: PolarError): string {
   const attached = parsed.success ? parsed.data : {};
   const worded = parseContextLength(error.message);
   // Prompt and completion counts come as a pair from one source, so the sum is never mixed.
-  const counts = attached.promptTokens !== undefined ? attached : worded;
-  const requested = counts.promptTokens === undefined ? undefined : counts.promptTokens + (counts.maxTokens ?? 0);
-  const maximum = attached.maxContextTokens ?? worded.maxContextTokens;
+  const counts = attached.prompt_tokens !== undefined ? attached : worded;
+  const requested = counts.prompt_tokens === undefined ? undefined : counts.prompt_tokens + (counts.max_tokens ?? 0);
+  const maximum = attached.max_context_tokens ?? worded.max_context_tokens;
   if (requested !== undefined && maximum !== undefined) return `prompt is too long: ${requested} tokens > ${maximum} maximum`;
   return `prompt is too long: ${error.message}`;
 }

@@ -12,9 +12,9 @@ function response(overrides: Partial<PivotResponse> = {}): PivotResponse {
     id: "chatcmpl-42",
     model: "Qwen/Qwen3-0.6B",
     content: "",
-    toolCalls: [],
-    finishReason: "stop",
-    usage: { promptTokens: 120, completionTokens: 7 },
+    tool_calls: [],
+    finish_reason: "stop",
+    usage: { prompt_tokens: 120, completion_tokens: 7 },
     ...overrides,
   };
 }
@@ -35,8 +35,8 @@ describe("renderResponse", () => {
     const pivot = response({
       reasoning: "Let me run it.",
       content: "Running.",
-      toolCalls: [{ id: "call_1", name: "Bash", arguments: '{"command":"echo hello > out.txt"}' }],
-      finishReason: "tool_calls",
+      tool_calls: [{ id: "call_1", name: "Bash", arguments: '{"command":"echo hello > out.txt"}' }],
+      finish_reason: "tool_calls",
     });
     expect(anthropicDialect.renderResponse(pivot, request)).toEqual({
       id: "msg_chatcmpl-42",
@@ -59,7 +59,7 @@ describe("renderResponse", () => {
 
   test("no text block for empty content; ids already prefixed or unsafe", () => {
     const body = anthropicDialect.renderResponse(
-      response({ id: "msg_abc", toolCalls: [{ id: "toolu_x", name: "a", arguments: "{}" }, { id: "c.2:3", name: "b", arguments: "{}" }] }),
+      response({ id: "msg_abc", tool_calls: [{ id: "toolu_x", name: "a", arguments: "{}" }, { id: "c.2:3", name: "b", arguments: "{}" }] }),
       request,
     ) as { id: string; content: { type: string; id?: string }[]; stop_reason: string };
     expect(body.id).toBe("msg_abc");
@@ -71,24 +71,24 @@ describe("renderResponse", () => {
   });
 
   test("whitespace-only text beside tool calls is no text block; alone it is kept", () => {
-    const spaced = response({ reasoning: "\n\n", content: "\n\n", toolCalls: [{ id: "c", name: "a", arguments: "{}" }], finishReason: "tool_calls" });
+    const spaced = response({ reasoning: "\n\n", content: "\n\n", tool_calls: [{ id: "c", name: "a", arguments: "{}" }], finish_reason: "tool_calls" });
     const withCall = anthropicDialect.renderResponse(spaced, request) as { content: { type: string }[] };
     expect(withCall.content.map((block) => block.type)).toEqual(["thinking", "tool_use"]);
     const streamed = events(anthropicDialect.renderStream(spaced, request)).filter(({ event }) => event === "content_block_start");
     expect(streamed.map(({ data }) => (data.content_block as { type: string }).type)).toEqual(["thinking", "tool_use"]);
-    const alone = anthropicDialect.renderResponse({ ...spaced, toolCalls: [], finishReason: "stop" }, request) as { content: unknown[] };
+    const alone = anthropicDialect.renderResponse({ ...spaced, tool_calls: [], finish_reason: "stop" }, request) as { content: unknown[] };
     expect(alone.content[1]).toEqual({ type: "text", text: "\n\n", citations: null });
   });
 
   test("arguments that are not a JSON object become an empty input", () => {
     const body = anthropicDialect.renderResponse(
       response({
-        toolCalls: [
+        tool_calls: [
           { id: "1", name: "a", arguments: '{"command": "ls"' },
           { id: "2", name: "a", arguments: "[1]" },
           { id: "3", name: "a", arguments: "" },
         ],
-        finishReason: "tool_calls",
+        finish_reason: "tool_calls",
       }),
       request,
     ) as { content: { input: unknown }[] };
@@ -96,10 +96,10 @@ describe("renderResponse", () => {
   });
 
   test.each([
-    [{ finishReason: "stop" }, "end_turn", null],
-    [{ finishReason: "length" }, "max_tokens", null],
-    [{ finishReason: "stop", stopSequence: "END" }, "stop_sequence", "END"],
-    [{ finishReason: "length", stopSequence: "END" }, "max_tokens", null],
+    [{ finish_reason: "stop" }, "end_turn", null],
+    [{ finish_reason: "length" }, "max_tokens", null],
+    [{ finish_reason: "stop", stop_sequence: "END" }, "stop_sequence", "END"],
+    [{ finish_reason: "length", stop_sequence: "END" }, "max_tokens", null],
   ] as const)("stop reason case %#", (overrides, stopReason, stopSequence) => {
     const body = anthropicDialect.renderResponse(response({ content: "x", ...overrides }), request) as Record<string, unknown>;
     expect(body.stop_reason).toBe(stopReason);
@@ -112,8 +112,8 @@ describe("renderStream", () => {
     const pivot = response({
       reasoning: "think",
       content: "Hi",
-      toolCalls: [{ id: "call_1", name: "Bash", arguments: '{"command":"ls"}' }],
-      finishReason: "tool_calls",
+      tool_calls: [{ id: "call_1", name: "Bash", arguments: '{"command":"ls"}' }],
+      finish_reason: "tool_calls",
     });
     const sequence = events(anthropicDialect.renderStream(pivot, { ...request, stream: true }));
     expect(sequence.every(({ event, data }) => data.type === event)).toBe(true);
@@ -179,8 +179,8 @@ describe("renderError", () => {
 
   test.each([
     ["prompt is too long: 9 tokens > 8 maximum", undefined, "prompt is too long: 9 tokens > 8 maximum"],
-    ["too long", { promptTokens: 4000, maxTokens: 1000, maxContextTokens: 4096, status: 400 }, "prompt is too long: 5000 tokens > 4096 maximum"],
-    ["too long", { promptTokens: 5000, maxContextTokens: 4096 }, "prompt is too long: 5000 tokens > 4096 maximum"],
+    ["too long", { prompt_tokens: 4000, max_tokens: 1000, max_context_tokens: 4096, status: 400 }, "prompt is too long: 5000 tokens > 4096 maximum"],
+    ["too long", { prompt_tokens: 5000, max_context_tokens: 4096 }, "prompt is too long: 5000 tokens > 4096 maximum"],
     [
       "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).",
       undefined,

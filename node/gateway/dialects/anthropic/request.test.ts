@@ -78,7 +78,7 @@ describe("parseMessagesRequest: Claude Code", () => {
     expect(pivot.model).toBe("fake-model");
     expect(pivot.stream).toBe(true);
     expect(pivot.thinking).toBe(true);
-    expect(pivot.sampling).toEqual({ maxTokens: 32000 });
+    expect(pivot.sampling).toEqual({ max_tokens: 32000 });
     expect(pivot.messages).toEqual([
       {
         role: "system",
@@ -95,9 +95,9 @@ describe("parseMessagesRequest: Claude Code", () => {
         role: "assistant",
         content: "",
         reasoning: "I should run echo.",
-        toolCalls: [{ id: "toolu_01", name: "Bash", arguments: '{"command":"echo hello > out.txt","description":"write"}' }],
+        tool_calls: [{ id: "toolu_01", name: "Bash", arguments: '{"command":"echo hello > out.txt","description":"write"}' }],
       },
-      { role: "tool", content: "(Bash completed with no output)", toolCallId: "toolu_01", name: "Bash" },
+      { role: "tool", content: "(Bash completed with no output)", tool_call_id: "toolu_01", name: "Bash" },
     ]);
   });
 
@@ -107,7 +107,7 @@ describe("parseMessagesRequest: Claude Code", () => {
       { name: "Bash", description: "Run a command", parameters: BASH_SCHEMA },
       { name: "DeferredToolPlaceholder", description: "later", parameters: { type: "object" } },
     ]);
-    expect(pivot.toolChoice).toBeUndefined();
+    expect(pivot.tool_choice).toBeUndefined();
   });
 
   test("a role:system message given as text blocks (turn 1) is joined", () => {
@@ -144,7 +144,7 @@ describe("parseMessagesRequest: Qwen Code anthropic variant", () => {
       tools: [{ name: "run_shell_command", description: "shell", input_schema: BASH_SCHEMA }],
     });
     expect(pivot.thinking).toBe(true);
-    expect(pivot.sampling).toEqual({ maxTokens: 32000, temperature: 1 });
+    expect(pivot.sampling).toEqual({ max_tokens: 32000, temperature: 1 });
     expect(pivot.messages).toEqual([
       { role: "system", content: "core\nmemory" },
       { role: "user", content: "go" },
@@ -171,9 +171,9 @@ describe("parseMessagesRequest: blocks", () => {
       ],
     });
     expect(pivot.messages).toEqual([
-      { role: "tool", content: "one\ntwo", toolCallId: "a" },
-      { role: "tool", content: "Error: failed", toolCallId: "b" },
-      { role: "tool", content: "", toolCallId: "c" },
+      { role: "tool", content: "one\ntwo", tool_call_id: "a" },
+      { role: "tool", content: "Error: failed", tool_call_id: "b" },
+      { role: "tool", content: "", tool_call_id: "c" },
       { role: "user", content: "note" },
     ]);
   });
@@ -204,7 +204,7 @@ describe("parseMessagesRequest: blocks", () => {
     expect(pivot.messages[1]).toEqual({
       role: "assistant",
       content: "Running.",
-      toolCalls: [
+      tool_calls: [
         { id: "t1", name: "a", arguments: "{}" },
         { id: "t2", name: "b", arguments: '{"n":[1,2]}' },
       ],
@@ -221,12 +221,12 @@ describe("parseMessagesRequest: blocks", () => {
       tool_choice: { type: "tool", name: "Bash", disable_parallel_tool_use: true },
       thinking: { type: "disabled" },
     });
-    expect(pivot.sampling).toEqual({ maxTokens: 100, topP: 0.9, topK: 20, stop: ["END"] });
-    expect(pivot.toolChoice).toEqual({ name: "Bash" });
+    expect(pivot.sampling).toEqual({ max_tokens: 100, top_p: 0.9, top_k: 20, stop: ["END"] });
+    expect(pivot.tool_choice).toEqual({ name: "Bash" });
     expect(pivot.thinking).toBe(false);
     expect(pivot.stream).toBe(false);
     const choices = (["auto", "any", "none"] as const).map(
-      (type) => parseMessagesRequest({ ...base, messages: [], tool_choice: { type } }).toolChoice,
+      (type) => parseMessagesRequest({ ...base, messages: [], tool_choice: { type } }).tool_choice,
     );
     expect(choices).toEqual(["auto", "required", "none"]);
     expect(parseMessagesRequest({ ...base, messages: [] }).thinking).toBeUndefined();

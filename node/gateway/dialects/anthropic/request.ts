@@ -34,7 +34,7 @@ function toPivot(request: CountTokensRequest): PivotRequest {
     sampling: sampling(request),
     stream: request.stream === true,
   };
-  if (request.tool_choice) pivot.toolChoice = toolChoice(request.tool_choice);
+  if (request.tool_choice) pivot.tool_choice = toolChoice(request.tool_choice);
   if (request.thinking) pivot.thinking = request.thinking.type !== "disabled";
   return pivot;
 }
@@ -74,7 +74,7 @@ function assistantMessage(blocks: MessageBlock[], toolNames: Map<string, string>
   }
   const message: PivotMessage = { role: "assistant", content: joinText(blocks) };
   if (reasoning.length > 0) message.reasoning = reasoning.join(TEXT_PART_SEPARATOR);
-  if (toolCalls.length > 0) message.toolCalls = toolCalls;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return message;
 }
 
@@ -87,7 +87,7 @@ function userMessages(blocks: MessageBlock[], toolNames: Map<string, string>): P
     const tool: PivotMessage = {
       role: "tool",
       content: block.is_error === true ? `${TOOL_ERROR_PREFIX}${text}` : text,
-      toolCallId: block.tool_use_id,
+      tool_call_id: block.tool_use_id,
     };
     const name = toolNames.get(block.tool_use_id);
     if (name !== undefined) tool.name = name;
@@ -126,10 +126,10 @@ function toolChoice(choice: ToolChoice): PivotToolChoice {
 
 function sampling(request: CountTokensRequest): PivotSampling {
   const out: PivotSampling = {};
-  if (request.max_tokens != null) out.maxTokens = request.max_tokens;
+  if (request.max_tokens != null) out.max_tokens = request.max_tokens;
   if (request.temperature != null) out.temperature = request.temperature;
-  if (request.top_p != null) out.topP = request.top_p;
-  if (request.top_k != null) out.topK = request.top_k;
+  if (request.top_p != null) out.top_p = request.top_p;
+  if (request.top_k != null) out.top_k = request.top_k;
   if (request.stop_sequences != null && request.stop_sequences.length > 0) out.stop = request.stop_sequences;
   return out;
 }

@@ -52,9 +52,9 @@ const TOOL_TURN: PivotResponse = {
   model: "Qwen/Qwen3-0.6B",
   reasoning: "The user wants a file; use Bash.",
   content: "I'll create it.",
-  toolCalls: [{ id: "call_abc", name: "Bash", arguments: '{"command":"echo hello > out.txt","description":"write file"}' }],
-  finishReason: "tool_calls",
-  usage: { promptTokens: 321, completionTokens: 45 },
+  tool_calls: [{ id: "call_abc", name: "Bash", arguments: '{"command":"echo hello > out.txt","description":"write file"}' }],
+  finish_reason: "tool_calls",
+  usage: { prompt_tokens: 321, completion_tokens: 45 },
 };
 
 const PARAMS = {
@@ -128,7 +128,7 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
   });
 
   test("a stop-sequence ending and a text-only answer", async () => {
-    const response: PivotResponse = { ...TOOL_TURN, reasoning: undefined, content: "hello", toolCalls: [], finishReason: "stop", stopSequence: "###" };
+    const response: PivotResponse = { ...TOOL_TURN, reasoning: undefined, content: "hello", tool_calls: [], finish_reason: "stop", stop_sequence: "###" };
     const message = await fakeGateway({ response }).client.messages.stream({ ...PARAMS, stop_sequences: ["###"] }).finalMessage();
     expect(message.content as unknown).toEqual([{ type: "text", text: "hello", citations: null }]);
     expect(message.stop_reason).toBe("stop_sequence");
@@ -145,7 +145,7 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
   });
 
   test("a context_length error raises BadRequestError with Anthropic's wording", async () => {
-    const error = new PolarError("context_length", "too long", { promptTokens: 40000, maxContextTokens: 32768 });
+    const error = new PolarError("context_length", "too long", { prompt_tokens: 40000, max_context_tokens: 32768 });
     const caught = await fakeGateway({ error }).client.messages.create(PARAMS).catch((thrown: unknown) => thrown);
     expect(caught).toBeInstanceOf(Anthropic.BadRequestError);
     const apiError = caught as InstanceType<typeof Anthropic.BadRequestError>;

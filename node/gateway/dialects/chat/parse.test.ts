@@ -50,17 +50,17 @@ describe("chat parseRequest", () => {
         {
           role: "assistant",
           content: "",
-          toolCalls: [{ id: "call_a", name: "run_shell_command", arguments: '{"command":"echo hello > out.txt"}' }],
+          tool_calls: [{ id: "call_a", name: "run_shell_command", arguments: '{"command":"echo hello > out.txt"}' }],
         },
-        { role: "tool", content: "Command: echo hello > out.txt\nExit Code: 0", toolCallId: "call_a" },
+        { role: "tool", content: "Command: echo hello > out.txt\nExit Code: 0", tool_call_id: "call_a" },
       ],
       tools: [
         { name: "get_goal", description: "Read the goal", parameters: { type: "object", properties: {} } },
         { name: "run_shell_command", parameters: { type: "object", properties: { command: { type: "string" } } } },
       ],
-      sampling: { maxTokens: 32000 },
+      sampling: { max_tokens: 32000 },
       stream: true,
-      renderHints: { includeUsage: true },
+      render_hints: { include_usage: true },
     });
   });
 
@@ -77,9 +77,9 @@ describe("chat parseRequest", () => {
       ],
       tools: [{ type: "function", function: { name: "bash", strict: false, parameters: { type: "object" } } }],
     });
-    expect(pivot.sampling).toEqual({ maxTokens: 16384 });
+    expect(pivot.sampling).toEqual({ max_tokens: 16384 });
     expect(pivot.messages[0]).toEqual({ role: "system", content: "You are pi." });
-    expect(pivot.messages[3]).toEqual({ role: "tool", content: "(no output)", toolCallId: "c1" });
+    expect(pivot.messages[3]).toEqual({ role: "tool", content: "(no output)", tool_call_id: "c1" });
     expect(pivot.stream).toBe(false);
   });
 
@@ -96,8 +96,8 @@ describe("chat parseRequest", () => {
       seed: 42,
       tool_choice: { type: "function", function: { name: "bash" } },
     });
-    expect(pivot.sampling).toEqual({ maxTokens: 20, temperature: 0.7, topP: 0.9, topK: 20, stop: ["</done>"], seed: 42 });
-    expect(pivot.toolChoice).toEqual({ name: "bash" });
+    expect(pivot.sampling).toEqual({ max_tokens: 20, temperature: 0.7, top_p: 0.9, top_k: 20, stop: ["</done>"], seed: 42 });
+    expect(pivot.tool_choice).toEqual({ name: "bash" });
   });
 
   test("assistant reasoning_content (or reasoning) is passed back as pivot reasoning", () => {
@@ -166,9 +166,9 @@ describe("chat render", () => {
         model: "m",
         content: "",
         reasoning: "hmm",
-        toolCalls: [{ id: "call_1", name: "bash", arguments: "{}" }],
-        finishReason: "tool_calls",
-        usage: { promptTokens: 1, completionTokens: 2 },
+        tool_calls: [{ id: "call_1", name: "bash", arguments: "{}" }],
+        finish_reason: "tool_calls",
+        usage: { prompt_tokens: 1, completion_tokens: 2 },
       },
       request,
     ) as { choices: { message: Record<string, unknown> }[] };
@@ -188,9 +188,9 @@ describe("chat render", () => {
       model: "m",
       content: "\n\n",
       reasoning: "\n\n",
-      toolCalls: [{ id: "call_1", name: "bash", arguments: "{}" }],
-      finishReason: "tool_calls" as const,
-      usage: { promptTokens: 1, completionTokens: 2 },
+      tool_calls: [{ id: "call_1", name: "bash", arguments: "{}" }],
+      finish_reason: "tool_calls" as const,
+      usage: { prompt_tokens: 1, completion_tokens: 2 },
     };
     const body = chatDialect.renderResponse(response, request) as { choices: { message: { content: unknown; reasoning_content: unknown } }[] };
     expect(body.choices[0]?.message.content).toBeNull();
@@ -210,7 +210,7 @@ describe("chat render", () => {
       stream_options: { include_usage: true },
     });
     const frames = chatDialect.renderStream(
-      { id: "x2", model: "m", content: "ok", toolCalls: [], finishReason: "stop", usage: { promptTokens: 3, completionTokens: 1 } },
+      { id: "x2", model: "m", content: "ok", tool_calls: [], finish_reason: "stop", usage: { prompt_tokens: 3, completion_tokens: 1 } },
       request,
     );
     expect(frames.at(-1)).toBe("data: [DONE]\n\n");

@@ -14,7 +14,7 @@ export function emptyParameters(): Record<string, unknown> {
 }
 
 /** What the Chat dialect needs again at render time (kept in `PivotRequest.renderHints`). */
-export const ChatRenderHints = z.object({ includeUsage: z.boolean().default(false) });
+export const ChatRenderHints = z.object({ include_usage: z.boolean().default(false) });
 export type ChatRenderHints = z.infer<typeof ChatRenderHints>;
 
 const TEXT_PART_TYPES: ReadonlySet<string> = new Set(["text", "input_text"]);
@@ -38,7 +38,7 @@ function toPivotMessage(message: ChatMessage): PivotMessage {
       const reasoning = message.reasoning_content ?? message.reasoning;
       if (reasoning) pivot.reasoning = reasoning;
       if (message.tool_calls && message.tool_calls.length > 0) {
-        pivot.toolCalls = message.tool_calls.map((call) => ({
+        pivot.tool_calls = message.tool_calls.map((call) => ({
           id: call.id,
           name: call.function.name,
           arguments: call.function.arguments,
@@ -47,7 +47,7 @@ function toPivotMessage(message: ChatMessage): PivotMessage {
       return pivot;
     }
     case "tool": {
-      const pivot: PivotMessage = { role: "tool", content: contentText(message.content), toolCallId: message.tool_call_id };
+      const pivot: PivotMessage = { role: "tool", content: contentText(message.content), tool_call_id: message.tool_call_id };
       if (message.name) pivot.name = message.name;
       return pivot;
     }
@@ -85,24 +85,24 @@ function defined<T extends Record<string, unknown>>(record: T): Partial<T> {
 export function parseChatRequest(body: unknown): PivotRequest {
   const request = parseOrBadRequest(ChatCompletionRequest, body);
   const stream = request.stream ?? false;
-  const hints: ChatRenderHints = { includeUsage: stream && (request.stream_options?.include_usage ?? false) };
+  const hints: ChatRenderHints = { include_usage: stream && (request.stream_options?.include_usage ?? false) };
   const pivot: PivotRequest = {
     model: request.model,
     messages: request.messages.map(toPivotMessage),
     tools: toPivotTools(request.tools),
     sampling: defined({
-      maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+      max_tokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
       temperature: request.temperature ?? undefined,
-      topP: request.top_p ?? undefined,
-      topK: request.top_k ?? undefined,
+      top_p: request.top_p ?? undefined,
+      top_k: request.top_k ?? undefined,
       stop: stopList(request.stop),
       seed: request.seed ?? undefined,
     }),
     stream,
-    renderHints: { ...hints },
+    render_hints: { ...hints },
   };
   const toolChoice = toPivotToolChoice(request.tool_choice);
-  if (toolChoice !== undefined) pivot.toolChoice = toolChoice;
+  if (toolChoice !== undefined) pivot.tool_choice = toolChoice;
   const thinking = request.chat_template_kwargs?.enable_thinking ?? thinkingFromEffort(request.reasoning_effort);
   if (thinking !== undefined) pivot.thinking = thinking;
   return pivot;

@@ -14,7 +14,7 @@ export function completionId(response: PivotResponse): string {
 }
 
 function usageOf(response: PivotResponse) {
-  const { promptTokens, completionTokens } = response.usage;
+  const { prompt_tokens: promptTokens, completion_tokens: completionTokens } = response.usage;
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 }
 
@@ -23,26 +23,26 @@ function wireToolCall(call: PivotToolCall) {
 }
 
 export function renderChatResponse(response: PivotResponse) {
-  const hasToolCalls = response.toolCalls.length > 0;
+  const hasToolCalls = response.tool_calls.length > 0;
   const message: Record<string, unknown> = {
     role: "assistant",
     content: hasToolCalls && shownContent(response) === "" ? null : response.content,
     refusal: null,
   };
-  if (hasToolCalls) message.tool_calls = response.toolCalls.map(wireToolCall);
+  if (hasToolCalls) message.tool_calls = response.tool_calls.map(wireToolCall);
   if (response.reasoning) message.reasoning_content = response.reasoning;
   return {
     id: completionId(response),
     object: "chat.completion",
     created: unixSeconds(),
     model: response.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: response.finishReason }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: response.finish_reason }],
     usage: usageOf(response),
   };
 }
 
 export function renderChatStream(response: PivotResponse, request: PivotRequest): SseFrame[] {
-  const { includeUsage } = renderHintsOf(ChatRenderHints, request);
+  const { include_usage: includeUsage } = renderHintsOf(ChatRenderHints, request);
   const base = { id: completionId(response), object: "chat.completion.chunk", created: unixSeconds(), model: response.model };
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
     sseFrame({
@@ -54,11 +54,11 @@ export function renderChatStream(response: PivotResponse, request: PivotRequest)
   const frames: SseFrame[] = [chunk({ role: "assistant", content: "" })];
   if (response.reasoning) frames.push(chunk({ reasoning_content: response.reasoning }));
   if (shownContent(response)) frames.push(chunk({ content: response.content }));
-  response.toolCalls.forEach((call, index) => {
+  response.tool_calls.forEach((call, index) => {
     frames.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
     if (call.arguments) frames.push(chunk({ tool_calls: [{ index, function: { arguments: call.arguments } }] }));
   });
-  frames.push(chunk({}, response.finishReason));
+  frames.push(chunk({}, response.finish_reason));
   if (includeUsage) frames.push(sseFrame({ ...base, choices: [], usage: usageOf(response) }));
   frames.push(sseFrame("[DONE]"));
   return frames;

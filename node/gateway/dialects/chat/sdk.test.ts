@@ -13,30 +13,30 @@ const TOOL_TURN: PivotResponse = {
   model: "qwen3-test",
   content: "I will run two commands.",
   reasoning: "The user wants a file; use the shell.",
-  toolCalls: [
+  tool_calls: [
     { id: "call_1", name: "bash", arguments: '{"command":"echo hello > out.txt"}' },
     { id: "call_2", name: "read", arguments: '{"path":"out.txt"}' },
   ],
-  finishReason: "tool_calls",
-  usage: { promptTokens: 120, completionTokens: 40 },
+  finish_reason: "tool_calls",
+  usage: { prompt_tokens: 120, completion_tokens: 40 },
 };
 
 const TOOL_ONLY: PivotResponse = {
   id: "def456",
   model: "qwen3-test",
   content: "",
-  toolCalls: [{ id: "call_9", name: "run_shell_command", arguments: '{"command":"ls"}' }],
-  finishReason: "tool_calls",
-  usage: { promptTokens: 10, completionTokens: 5 },
+  tool_calls: [{ id: "call_9", name: "run_shell_command", arguments: '{"command":"ls"}' }],
+  finish_reason: "tool_calls",
+  usage: { prompt_tokens: 10, completion_tokens: 5 },
 };
 
 const FINAL_TEXT: PivotResponse = {
   id: "ghi789",
   model: "qwen3-test",
   content: "Done. 完成 ✅",
-  toolCalls: [],
-  finishReason: "stop",
-  usage: { promptTokens: 200, completionTokens: 3 },
+  tool_calls: [],
+  finish_reason: "stop",
+  usage: { prompt_tokens: 200, completion_tokens: 3 },
 };
 
 const CASES = { TOOL_TURN, TOOL_ONLY, FINAL_TEXT };
@@ -83,7 +83,7 @@ describe("chat dialect through the official openai SDK", () => {
       expect(completion.id).toBe(`chatcmpl-${response.id}`);
       expect(completion.object).toBe("chat.completion");
       const choice = completion.choices[0];
-      expect(choice?.finish_reason).toBe(response.finishReason);
+      expect(choice?.finish_reason).toBe(response.finish_reason);
       expect(choice?.message.content ?? "").toBe(response.content);
       const message = choice?.message as { reasoning_content?: string } | undefined;
       expect(message?.reasoning_content).toBe(response.reasoning);
@@ -91,11 +91,11 @@ describe("chat dialect through the official openai SDK", () => {
         if (call.type !== "function") throw new Error(`unexpected tool call type ${call.type}`);
         return { id: call.id, name: call.function.name, arguments: call.function.arguments };
       });
-      expect(calls).toEqual(response.toolCalls);
+      expect(calls).toEqual(response.tool_calls);
       expect(completion.usage).toEqual({
-        prompt_tokens: response.usage.promptTokens,
-        completion_tokens: response.usage.completionTokens,
-        total_tokens: response.usage.promptTokens + response.usage.completionTokens,
+        prompt_tokens: response.usage.prompt_tokens,
+        completion_tokens: response.usage.completion_tokens,
+        total_tokens: response.usage.prompt_tokens + response.usage.completion_tokens,
       });
     });
 
@@ -110,12 +110,12 @@ describe("chat dialect through the official openai SDK", () => {
       expect(got.roles).toEqual(["assistant"]);
       expect(got.content).toBe(response.content);
       expect(got.reasoning).toBe(response.reasoning ?? "");
-      expect(got.toolCalls).toEqual(response.toolCalls);
-      expect(got.finishReason).toBe(response.finishReason);
+      expect(got.toolCalls).toEqual(response.tool_calls);
+      expect(got.finishReason).toBe(response.finish_reason);
       expect(got.usage).toEqual({
-        prompt_tokens: response.usage.promptTokens,
-        completion_tokens: response.usage.completionTokens,
-        total_tokens: response.usage.promptTokens + response.usage.completionTokens,
+        prompt_tokens: response.usage.prompt_tokens,
+        completion_tokens: response.usage.completion_tokens,
+        total_tokens: response.usage.prompt_tokens + response.usage.completion_tokens,
       });
     });
 
@@ -124,12 +124,12 @@ describe("chat dialect through the official openai SDK", () => {
       const final = await runner.finalChatCompletion();
       const choice = final.choices[0];
       expect(choice?.message.content ?? "").toBe(response.content);
-      expect(choice?.finish_reason).toBe(response.finishReason);
+      expect(choice?.finish_reason).toBe(response.finish_reason);
       const calls = (choice?.message.tool_calls ?? []).map((call) => {
         if (call.type !== "function") throw new Error(`unexpected tool call type ${call.type}`);
         return { id: call.id, name: call.function.name, arguments: call.function.arguments };
       });
-      expect(calls).toEqual(response.toolCalls);
+      expect(calls).toEqual(response.tool_calls);
     });
   }
 
@@ -163,13 +163,13 @@ describe("chat dialect through the official openai SDK", () => {
         messages: [
           { role: "system", content: "be brief" },
           { role: "user", content: "go" },
-          { role: "assistant", content: "", toolCalls: [{ id: "call_1", name: "bash", arguments: "{}" }] },
-          { role: "tool", content: "(no output)", toolCallId: "call_1" },
+          { role: "assistant", content: "", tool_calls: [{ id: "call_1", name: "bash", arguments: "{}" }] },
+          { role: "tool", content: "(no output)", tool_call_id: "call_1" },
         ],
         tools: [{ name: "bash", parameters: { type: "object", properties: {} } }],
-        sampling: { maxTokens: 99 },
+        sampling: { max_tokens: 99 },
         stream: false,
-        renderHints: { includeUsage: false },
+        render_hints: { include_usage: false },
       },
     ]);
   });

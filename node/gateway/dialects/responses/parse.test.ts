@@ -88,13 +88,13 @@ describe("responses parseRequest", () => {
           role: "assistant",
           content: "",
           reasoning: "Use the shell.",
-          toolCalls: [
+          tool_calls: [
             { id: "call_1", name: "exec_command", arguments: '{"cmd":"echo hello > out.txt"}' },
             { id: "call_2", name: "multi_agent_v1__spawn_agent", arguments: '{"task":"review"}' },
           ],
         },
-        { role: "tool", content: "Process exited with code 0\nOutput:\n", toolCallId: "call_1", name: "exec_command" },
-        { role: "tool", content: "agent started", toolCallId: "call_2", name: "multi_agent_v1__spawn_agent" },
+        { role: "tool", content: "Process exited with code 0\nOutput:\n", tool_call_id: "call_1", name: "exec_command" },
+        { role: "tool", content: "agent started", tool_call_id: "call_2", name: "multi_agent_v1__spawn_agent" },
       ],
       tools: [
         {
@@ -105,11 +105,11 @@ describe("responses parseRequest", () => {
         { name: "multi_agent_v1__spawn_agent", parameters: { type: "object", properties: { task: { type: "string" } } } },
         { name: "multi_agent_v1__wait", parameters: { type: "object", properties: {} } },
       ],
-      toolChoice: "auto",
+      tool_choice: "auto",
       sampling: {},
       stream: true,
-      renderHints: {
-        toolNamespaces: {
+      render_hints: {
+        tool_namespaces: {
           multi_agent_v1__spawn_agent: { namespace: "multi_agent_v1", name: "spawn_agent" },
           multi_agent_v1__wait: { namespace: "multi_agent_v1", name: "wait" },
         },
@@ -133,7 +133,7 @@ describe("responses parseRequest", () => {
       { role: "system", content: "You are Qwen Code." },
       { role: "user", content: "hello" },
     ]);
-    expect(pivot.sampling).toEqual({ maxTokens: 32000 });
+    expect(pivot.sampling).toEqual({ max_tokens: 32000 });
   });
 
   test("pi: a system input message without `type`, assistant output_text echoed back", () => {
@@ -173,9 +173,9 @@ describe("responses parseRequest", () => {
         role: "assistant",
         content: "Let me check.",
         reasoning: "full thought",
-        toolCalls: [{ id: "c1", name: "exec_command", arguments: "{}" }],
+        tool_calls: [{ id: "c1", name: "exec_command", arguments: "{}" }],
       },
-      { role: "tool", content: "ok", toolCallId: "c1", name: "exec_command" },
+      { role: "tool", content: "ok", tool_call_id: "c1", name: "exec_command" },
       { role: "assistant", content: "Done.", reasoning: "second" },
     ]);
   });
@@ -191,10 +191,10 @@ describe("responses parseRequest", () => {
 
   test("a forced function tool_choice maps; hosted tool choices mean auto", () => {
     const base = { model: "m", input: "hi" };
-    expect(responsesDialect.parseRequest({ ...base, tool_choice: { type: "function", name: "exec_command" } }).toolChoice).toEqual({
+    expect(responsesDialect.parseRequest({ ...base, tool_choice: { type: "function", name: "exec_command" } }).tool_choice).toEqual({
       name: "exec_command",
     });
-    expect(responsesDialect.parseRequest({ ...base, tool_choice: { type: "web_search" } }).toolChoice).toBeUndefined();
+    expect(responsesDialect.parseRequest({ ...base, tool_choice: { type: "web_search" } }).tool_choice).toBeUndefined();
   });
 
   test.each([
@@ -225,9 +225,9 @@ describe("responses render", () => {
     model: "fake-model",
     content: "",
     reasoning: "think",
-    toolCalls: [{ id: "call_9", name: "multi_agent_v1__wait", arguments: "{}" }],
-    finishReason: "tool_calls",
-    usage: { promptTokens: 10, completionTokens: 2 },
+    tool_calls: [{ id: "call_9", name: "multi_agent_v1__wait", arguments: "{}" }],
+    finish_reason: "tool_calls",
+    usage: { prompt_tokens: 10, completion_tokens: 2 },
   };
 
   test("output: reasoning item, no empty message, function_call routed back to its namespace", () => {
@@ -251,7 +251,7 @@ describe("responses render", () => {
     const spaced = { ...response, content: "\n\n" };
     const withCall = responsesDialect.renderResponse(spaced, request) as { output: { type: string }[] };
     expect(withCall.output.map((item) => item.type)).toEqual(["reasoning", "function_call"]);
-    const alone = responsesDialect.renderResponse({ ...spaced, toolCalls: [], finishReason: "stop" }, request) as {
+    const alone = responsesDialect.renderResponse({ ...spaced, tool_calls: [], finish_reason: "stop" }, request) as {
       output: { type: string }[];
     };
     expect(alone.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
@@ -264,7 +264,7 @@ describe("responses render", () => {
       role: "assistant",
       content: "",
       reasoning: "think",
-      toolCalls: [{ id: "call_9", name: "multi_agent_v1__wait", arguments: "{}" }],
+      tool_calls: [{ id: "call_9", name: "multi_agent_v1__wait", arguments: "{}" }],
     });
   });
 

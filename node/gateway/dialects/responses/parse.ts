@@ -11,7 +11,7 @@ import { DROPPED, ResponsesRequest, type ResponsesContent, type ResponsesInputIt
 import { flattenTools, modelVisibleName, pivotToolChoice, ToolNamespaces } from "./tools.ts";
 
 /** What the Responses dialect needs again at render time (kept in `PivotRequest.renderHints`). */
-export const ResponsesRenderHints = z.object({ toolNamespaces: ToolNamespaces.default({}) });
+export const ResponsesRenderHints = z.object({ tool_namespaces: ToolNamespaces.default({}) });
 export type ResponsesRenderHints = z.infer<typeof ResponsesRenderHints>;
 
 /** Text of string-or-parts content: text parts joined by newlines, images and files dropped. */
@@ -38,11 +38,11 @@ class ChatBuilder {
         const name = modelVisibleName(item.name, item.namespace);
         this.toolNames.set(item.call_id, name);
         const assistant = this.openAssistant();
-        assistant.toolCalls = [...(assistant.toolCalls ?? []), { id: item.call_id, name, arguments: item.arguments }];
+        assistant.tool_calls = [...(assistant.tool_calls ?? []), { id: item.call_id, name, arguments: item.arguments }];
         return;
       }
       case "function_call_output": {
-        const message: PivotMessage = { role: "tool", content: contentText(item.output), toolCallId: item.call_id };
+        const message: PivotMessage = { role: "tool", content: contentText(item.output), tool_call_id: item.call_id };
         const name = this.toolNames.get(item.call_id);
         if (name) message.name = name;
         this.messages.push(message);
@@ -89,12 +89,12 @@ export function parseResponsesRequest(body: unknown): PivotRequest {
   for (const item of inputItems(request.input)) builder.add(item);
 
   const { tools, namespaces } = flattenTools(request.tools ?? []);
-  const hints: ResponsesRenderHints = { toolNamespaces: namespaces };
+  const hints: ResponsesRenderHints = { tool_namespaces: namespaces };
   const sampling: PivotRequest["sampling"] = {};
-  if (request.max_output_tokens) sampling.maxTokens = request.max_output_tokens;
+  if (request.max_output_tokens) sampling.max_tokens = request.max_output_tokens;
   if (request.temperature !== null && request.temperature !== undefined) sampling.temperature = request.temperature;
-  if (request.top_p !== null && request.top_p !== undefined) sampling.topP = request.top_p;
-  if (request.top_k !== null && request.top_k !== undefined) sampling.topK = request.top_k;
+  if (request.top_p !== null && request.top_p !== undefined) sampling.top_p = request.top_p;
+  if (request.top_k !== null && request.top_k !== undefined) sampling.top_k = request.top_k;
   if (request.seed !== null && request.seed !== undefined) sampling.seed = request.seed;
 
   const pivot: PivotRequest = {
@@ -103,10 +103,10 @@ export function parseResponsesRequest(body: unknown): PivotRequest {
     tools,
     sampling,
     stream: request.stream ?? false,
-    renderHints: { ...hints },
+    render_hints: { ...hints },
   };
   const toolChoice = pivotToolChoice(request.tool_choice);
-  if (toolChoice !== undefined) pivot.toolChoice = toolChoice;
+  if (toolChoice !== undefined) pivot.tool_choice = toolChoice;
   const thinking = thinkingFromEffort(request.reasoning?.effort);
   if (thinking !== undefined) pivot.thinking = thinking;
   return pivot;

@@ -52,7 +52,7 @@ export function outputText(text: string): OutputText {
 }
 
 function functionCallItem(call: PivotToolCall, id: string, hints: ResponsesRenderHints): FunctionCallItem {
-  const routed = hints.toolNamespaces[call.name];
+  const routed = hints.tool_namespaces[call.name];
   const item: FunctionCallItem = {
     type: "function_call",
     id,
@@ -76,16 +76,16 @@ export function outputItems(response: PivotResponse, request: PivotRequest): Out
   if (response.reasoning) {
     items.push({ type: "reasoning", id: `rs_${base}`, summary: [{ type: "summary_text", text: response.reasoning }] });
   }
-  if (shownContent(response) !== "" || response.toolCalls.length === 0) {
+  if (shownContent(response) !== "" || response.tool_calls.length === 0) {
     items.push({
       type: "message",
       id: `msg_${base}`,
-      status: response.finishReason === "length" ? "incomplete" : "completed",
+      status: response.finish_reason === "length" ? "incomplete" : "completed",
       role: "assistant",
       content: [outputText(response.content)],
     });
   }
-  response.toolCalls.forEach((call, index) => items.push(functionCallItem(call, `fc_${base}_${index}`, hints)));
+  response.tool_calls.forEach((call, index) => items.push(functionCallItem(call, `fc_${base}_${index}`, hints)));
   return items;
 }
 
@@ -100,7 +100,7 @@ export function responseObject(
   output: OutputItem[],
 ) {
   const finished = status === "completed" || status === "incomplete";
-  const { promptTokens, completionTokens } = response.usage;
+  const { prompt_tokens: promptTokens, completion_tokens: completionTokens } = response.usage;
   return {
     id: responseId(response),
     object: "response",
@@ -109,14 +109,14 @@ export function responseObject(
     error: null,
     incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
     instructions: null,
-    max_output_tokens: request.sampling.maxTokens ?? null,
+    max_output_tokens: request.sampling.max_tokens ?? null,
     model: response.model,
     output,
     parallel_tool_calls: true,
     temperature: request.sampling.temperature ?? null,
     tool_choice: "auto",
     tools: [],
-    top_p: request.sampling.topP ?? null,
+    top_p: request.sampling.top_p ?? null,
     usage: finished
       ? {
           input_tokens: promptTokens,
@@ -130,7 +130,7 @@ export function responseObject(
 }
 
 export function finalStatus(response: PivotResponse): "completed" | "incomplete" {
-  return response.finishReason === "length" ? "incomplete" : "completed";
+  return response.finish_reason === "length" ? "incomplete" : "completed";
 }
 
 export function renderResponsesBody(response: PivotResponse, request: PivotRequest) {

@@ -14,21 +14,21 @@ const TOOL_TURN: PivotResponse = {
   model: "qwen3-test",
   content: "Running it.",
   reasoning: "Need a shell call.",
-  toolCalls: [
+  tool_calls: [
     { id: "call_1", name: "exec_command", arguments: '{"cmd":"echo hello > out.txt"}' },
     { id: "call_2", name: "multi_agent_v1__spawn_agent", arguments: '{"task":"check"}' },
   ],
-  finishReason: "tool_calls",
-  usage: { promptTokens: 321, completionTokens: 45 },
+  finish_reason: "tool_calls",
+  usage: { prompt_tokens: 321, completion_tokens: 45 },
 };
 
 const TOOL_ONLY: PivotResponse = {
   id: "def456",
   model: "qwen3-test",
   content: "",
-  toolCalls: [{ id: "call_7", name: "exec_command", arguments: '{"cmd":"ls"}' }],
-  finishReason: "tool_calls",
-  usage: { promptTokens: 30, completionTokens: 8 },
+  tool_calls: [{ id: "call_7", name: "exec_command", arguments: '{"cmd":"ls"}' }],
+  finish_reason: "tool_calls",
+  usage: { prompt_tokens: 30, completion_tokens: 8 },
 };
 
 const FINAL_TEXT: PivotResponse = {
@@ -36,18 +36,18 @@ const FINAL_TEXT: PivotResponse = {
   model: "qwen3-test",
   content: "Done. 完成 ✅",
   reasoning: "All good.",
-  toolCalls: [],
-  finishReason: "stop",
-  usage: { promptTokens: 400, completionTokens: 4 },
+  tool_calls: [],
+  finish_reason: "stop",
+  usage: { prompt_tokens: 400, completion_tokens: 4 },
 };
 
 const TRUNCATED: PivotResponse = {
   id: "jkl000",
   model: "qwen3-test",
   content: "This answer was cut",
-  toolCalls: [],
-  finishReason: "length",
-  usage: { promptTokens: 50, completionTokens: 16 },
+  tool_calls: [],
+  finish_reason: "length",
+  usage: { prompt_tokens: 50, completion_tokens: 16 },
 };
 
 const CASES = { TOOL_TURN, TOOL_ONLY, FINAL_TEXT, TRUNCATED };
@@ -92,8 +92,8 @@ function expected(response: PivotResponse): Observed {
   return {
     text: response.content,
     reasoning: response.reasoning ?? "",
-    calls: response.toolCalls,
-    status: response.finishReason === "length" ? "incomplete" : "completed",
+    calls: response.tool_calls,
+    status: response.finish_reason === "length" ? "incomplete" : "completed",
   };
 }
 
@@ -111,9 +111,9 @@ describe("responses dialect through the official openai SDK", () => {
       expect(body.id).toBe(`resp_${response.id}`);
       expect(observe(body)).toEqual(expected(response));
       expect(body.output_text).toBe(response.content);
-      expect(body.usage?.input_tokens).toBe(response.usage.promptTokens);
-      expect(body.usage?.output_tokens).toBe(response.usage.completionTokens);
-      expect(body.usage?.total_tokens).toBe(response.usage.promptTokens + response.usage.completionTokens);
+      expect(body.usage?.input_tokens).toBe(response.usage.prompt_tokens);
+      expect(body.usage?.output_tokens).toBe(response.usage.completion_tokens);
+      expect(body.usage?.total_tokens).toBe(response.usage.prompt_tokens + response.usage.completion_tokens);
     });
 
     test(`${label}: stream().finalResponse() equals the non-streaming body`, async () => {

@@ -1,0 +1,21 @@
+// docs/wire.md is what scripts/gen-wire-docs.ts renders from protocol/ today: a schema changed
+// without regenerating the page fails here.
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { renderWireDocs, WIRE_DOCS_PATH } from "./gen-wire-docs.ts";
+
+describe("docs/wire.md", () => {
+  test("is up to date with the zod schemas in protocol/ (regenerate: bun scripts/gen-wire-docs.ts)", () => {
+    expect(readFileSync(WIRE_DOCS_PATH, "utf8")).toBe(renderWireDocs());
+  });
+
+  test("documents every served shape, all snake_case", () => {
+    const page = renderWireDocs();
+    for (const name of ["RecordedCall", "SessionCalls", "SessionInfo", "SessionTrajectory", "Trace", "AdminState", "AdminErrorBody", "OpenAiErrorBody", "AnthropicErrorBody", "TaskRequest"]) {
+      expect(page).toContain(`\n### ${name}\n`);
+    }
+    const fields = [...page.matchAll(/^\| `([^`]+)` \| .* \| (?:yes|no) \| .*\|$/gm)].map((m) => m[1]!);
+    expect(fields.length).toBeGreaterThan(100);
+    expect(fields.filter((f) => !/^[a-z0-9_]+$/.test(f))).toEqual([]);
+  });
+});
