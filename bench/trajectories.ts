@@ -4,9 +4,12 @@
 // sessions from a small OpenAI-SDK agent loop, and sessions of the REAL harness CLIs (Pi, Qwen
 // Code, Codex, Claude Code; 24 shell steps, thinking on and off; Codex, Qwen Code and Claude Code
 // each compacting once inside its query; Pi with a second query and Pi compacting between two
-// queries); and it times rebuilding at 10, 100 and 1,000 calls to show it is linear.
+// queries); the committed real-CLI fixtures (test/fixtures/trajectories/); and it times rebuilding at 10, 100 and 1,000 calls to show it is linear.
 //
-//   bun bench/trajectories.ts [--repeat 5] [--only synthetic|real|timing]
+//   bun bench/trajectories.ts [--repeat 5] [--only fixtures|synthetic|real|timing]
+//
+// "exact context" counts the calls whose prompt ids equal the trace's tokens before their sampled
+// span; "context drift" sums, over the calls, the tokens of both past their common prefix.
 //
 // Prints markdown for the "Trajectories" section of bench/RESULTS.md.
 import OpenAI from "openai";
@@ -18,6 +21,7 @@ import { GatewayAgent, loopScript, type GatewayAgentOptions } from "../node/traj
 import { qwen3Tokenizer } from "../node/trajectory/testing/qwen3.ts";
 import { startStack, type Stack } from "../test/helpers/stack.ts";
 import { recordRealCliSessions } from "../test/helpers/real-cli-scenarios.ts";
+import { allTrajectoryFixtures } from "../test/helpers/trajectory-fixtures.ts";
 
 const { values } = parseArgs({ options: { repeat: { type: "string" }, only: { type: "string" } } });
 const REPEAT = Number(values.repeat ?? 5);
@@ -93,17 +97,30 @@ const nonZero = (counts: Record<string, number>) =>
     .join(", ") || "—";
 
 function printTableHeader(): void {
-  console.log("| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | splits (cause) | normalisations | rebuild ms |");
-  console.log("|---|---:|---:|---:|---:|---:|---|---|---:|");
+  console.log("| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | exact context (calls) | context drift (tokens) | splits (cause) | normalisations | rebuild ms |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|");
 }
 
-function printStrategyRows(calls: RecordedCall[]): void {
+function printStrategyRows(calls: RecordedCall[]): Map<Strategy, SessionTrajectoryStats> {
+  const byStrategy = new Map<Strategy, SessionTrajectoryStats>();
   for (const strategy of STRATEGIES) {
     const { stats, ms } = timed(calls, strategy);
+    byStrategy.set(strategy, stats);
     console.log(
-      `| ${strategy} | ${stats.trace_count} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
+      `| ${strategy} | ${stats.trace_count} | ${stats.total_tokens.toLocaleString("en")} | ${stats.trainable_tokens.toLocaleString("en")} | ${pct(stats.trainable_exactly_sampled / Math.max(1, stats.trainable_tokens))} | ${pct(stats.logprob_coverage)} | ${stats.context_exact_calls}/${stats.calls_used} | ${stats.context_drift_tokens.toLocaleString("en")} | ${nonZero(stats.split_counts)} | ${nonZero(stats.normalisations)} | ${ms.toFixed(1)} |`,
     );
   }
+  return byStrategy;
+}
+
+/** Over a set of sessions: how many calls template-aware merged, and how many of those saw the trace's context. */
+function printContextSummary(title: string, sessions: Map<Strategy, SessionTrajectoryStats>[]): void {
+  const aware = sessions.map((s) => s.get("template-aware")!);
+  // A call that opens a trace always has an exact context; merged calls are the others.
+  const merged = aware.reduce((n, s) => n + s.calls_used - s.trace_count, 0);
+  const mergedExact = aware.reduce((n, s) => n + s.context_exact_calls - s.trace_count, 0);
+  const drift = aware.reduce((n, s) => n + s.context_drift_tokens, 0);
+  console.log(`\n${title}: template-aware merged ${merged} calls into earlier traces; ${merged - mergedExact} of them were sampled from a context other than the trace's (${drift.toLocaleString("en")} drift tokens in all).`);
 }
 
 async function syntheticSessions(): Promise<void> {
@@ -127,11 +144,24 @@ async function syntheticSessions(): Promise<void> {
 /** Sessions of the real CLIs, recorded now (each run takes seconds). */
 async function realCliSessions(): Promise<void> {
   const sessions = await recordRealCliSessions(REAL_CLI_TURNS, (line) => console.error(line));
+  const all: Map<Strategy, SessionTrajectoryStats>[] = [];
   for (const { name, calls, runMs } of sessions) {
     console.log(`\n#### REAL CLI: ${name} — ${calls.length} calls, ${recordedTokens(calls).toLocaleString("en")} recorded tokens, CLI run ${(runMs / 1000).toFixed(1)} s\n`);
     printTableHeader();
-    printStrategyRows(calls);
+    all.push(printStrategyRows(calls));
   }
+  printContextSummary("All real-CLI sessions", all);
+}
+
+/** The committed real-CLI fixture sessions (test/fixtures/trajectories/): no CLI needed. */
+function fixtureSessions(): void {
+  const all: Map<Strategy, SessionTrajectoryStats>[] = [];
+  for (const { name, description, calls } of allTrajectoryFixtures()) {
+    console.log(`\n#### FIXTURE ${name}: ${description}, ${recordedTokens(calls).toLocaleString("en")} recorded tokens\n`);
+    printTableHeader();
+    all.push(printStrategyRows(calls));
+  }
+  printContextSummary("All fixtures", all);
 }
 
 async function linearity(): Promise<void> {
@@ -155,6 +185,7 @@ async function linearity(): Promise<void> {
   }
 }
 
+if (!ONLY || ONLY === "fixtures") fixtureSessions();
 if (!ONLY || ONLY === "synthetic") await syntheticSessions();
 if (!ONLY || ONLY === "real") await realCliSessions();
 if (!ONLY || ONLY === "timing") await linearity();

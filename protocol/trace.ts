@@ -25,6 +25,8 @@ export const SPLIT_CAUSES = [
   "tool-args-drift",
   /** Same text, different token ids (the re-rendered history re-tokenized differently). */
   "tokenization-drift",
+  /** Merging would leave more than `max_context_drift` tokens of context unlike the call's prompt. */
+  "context-drift",
   /** The new prompt ends inside the open trace, or the last sampled turn was edited. */
   "unknown",
 ] as const;
@@ -59,12 +61,16 @@ export type SplitCounts = z.infer<typeof SplitCounts>;
 export const TraceStats = z.object({
   /** Tokens with loss_mask 1. */
   trainable_tokens: z.number().int().nonnegative(),
-  /** Trainable tokens equal to the id the engine sampled at that place. */
+  /** Trainable tokens whose id and logprob are both the ones the engine sampled at that place. */
   trainable_exactly_sampled: z.number().int().nonnegative(),
   /** Fraction of trainable tokens that carry the engine's logprob (1 when none are trainable). */
   logprob_coverage: z.number().min(0).max(1),
   /** Asymmetries normalised while merging calls into this trace. */
   normalisations: NormalisationCounts,
+  /** Calls of the trace whose prompt ids equal the trace's tokens before their sampled span. */
+  context_exact_calls: z.number().int().nonnegative(),
+  /** Sum of `call_context_drift`: how much context the trace shows unlike what the engine saw. */
+  context_drift_tokens: z.number().int().nonnegative(),
 });
 export type TraceStats = z.infer<typeof TraceStats>;
 
@@ -83,6 +89,12 @@ export const Trace = z.object({
   calls: z.array(z.number().int().nonnegative()),
   /** Policy version of each call in `calls`. */
   policy_versions: z.array(z.number().int()),
+  /**
+   * Per entry of `calls`: the trace's tokens before that call's sampled span past their longest
+   * common prefix with the call's prompt ids, plus the prompt ids past it (0: the engine saw
+   * exactly this context).
+   */
+  call_context_drift: z.array(z.number().int().nonnegative()),
   /** Finish reason of the trace's last call. */
   finish_reason: FinishReason.nullable(),
   strategy: Strategy,
@@ -118,9 +130,25 @@ export const SessionTrajectoryStats = z.object({
   trainable_tokens: z.number().int().nonnegative(),
   trainable_exactly_sampled: z.number().int().nonnegative(),
   logprob_coverage: z.number().min(0).max(1),
+  /** Sums of the traces' stats of the same names. */
+  context_exact_calls: z.number().int().nonnegative(),
+  context_drift_tokens: z.number().int().nonnegative(),
   rebuild_ms: z.number().nonnegative(),
 });
 export type SessionTrajectoryStats = z.infer<typeof SessionTrajectoryStats>;
+
+/** Query of `GET /v1/sessions/:id/trajectory` (strings, as a URL carries them). */
+export const TrajectoryQuery = z.object({
+  /** A strategy name (checked against STRATEGIES by the service); default template-aware. */
+  strategy: z.string().optional(),
+  /** template-aware: most context-drift tokens a call may add to a trace, a non-negative integer (0: exact contexts only). */
+  max_context_drift: z
+    .string()
+    .regex(/^\d{1,9}$/, "max_context_drift must be a non-negative integer")
+    .transform(Number)
+    .optional(),
+});
+export type TrajectoryQuery = z.infer<typeof TrajectoryQuery>;
 
 export const TrajectoryResult = z.object({ traces: z.array(Trace), stats: SessionTrajectoryStats });
 export type TrajectoryResult = z.infer<typeof TrajectoryResult>;

@@ -32,7 +32,7 @@ const ENDPOINTS: [string, string][] = [
   ["`POST /v1/sessions`", "body [CreateSessionBody](#createsessionbody) → 201 [SessionInfo](#sessioninfo) (with `token`, shown once)"],
   ["`GET /v1/sessions/:id`", "[SessionInfo](#sessioninfo)"],
   ["`GET /v1/sessions/:id/calls`", "[SessionCalls](#sessioncalls)"],
-  ["`GET /v1/sessions/:id/trajectory?strategy=`", "[SessionTrajectory](#sessiontrajectory)"],
+  ["`GET /v1/sessions/:id/trajectory?strategy=&max_context_drift=`", "query [TrajectoryQuery](#trajectoryquery) → [SessionTrajectory](#sessiontrajectory)"],
   ["`POST /v1/sessions/:id/close`", "[SessionInfo](#sessioninfo)"],
   ["`DELETE /v1/sessions/:id`", "[DeletedSession](#deletedsession)"],
   ["`POST /v1/admin/pause`, `GET /v1/admin/state`", "[AdminState](#adminstate)"],

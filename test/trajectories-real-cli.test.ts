@@ -33,11 +33,11 @@ let thinkingOff: Stack;
 beforeAll(async () => {
   thinkingOn = await startStack({ engine: { script: shellStepsScript(STEPS), model: CLI_MODEL }, gateway: { thinking: true } });
   thinkingOff = await startStack({ engine: { script: shellStepsScript(STEPS), model: CLI_MODEL }, gateway: { thinking: false } });
-});
+}, TEST_TIMEOUT_MS);
 afterAll(async () => {
   await thinkingOn?.stop();
   await thinkingOff?.stop();
-});
+}, TEST_TIMEOUT_MS);
 
 /** `test`, or a visibly skipped test naming the missing CLI. */
 function cliTest(cli: RealCli, name: string, body: () => Promise<void>): void {
@@ -87,6 +87,8 @@ describe("real CLIs: 5 shell steps, one query", () => {
       expect(calls.every((c) => c.request.thinking === true)).toBe(true);
       const aware = expectOneFaithfulTrace(calls);
       expect(Object.values(aware.stats.normalisations).every((n) => n === 0)).toBe(true);
+      // Nothing normalised: every call saw exactly the trace's context.
+      expect(aware.traces[0]!.call_context_drift).toEqual(calls.map(() => 0));
 
       // Why nothing breaks: the harness sends every earlier turn's reasoning back unchanged.
       const last = calls.at(-1)!;
@@ -106,6 +108,11 @@ describe("real CLIs: 5 shell steps, one query", () => {
       expect(calls.every((c) => c.request.thinking === false)).toBe(true);
       const aware = expectOneFaithfulTrace(calls);
       expect(aware.stats.normalisations).toEqual({ "generation-glue": STEPS, "thinking-strip": 0, "volatile-text": 0, "tool-args-drift": 0, "tokenization-drift": 0 });
+      // The glue kept after each earlier header: only the first call saw the trace's context.
+      expect(aware.stats.context_exact_calls).toBe(1);
+      expect(aware.traces[0]!.call_context_drift.slice(1).every((d) => d > 0)).toBe(true);
+      const exactOnly = rebuild(calls, "template-aware", { tokenizer, maxContextDrift: 0 });
+      expect(exactOnly.traces.map((t) => t.calls)).toEqual(ALL_SEQS.map((seq) => [seq]));
 
       const strict = rebuild(calls, "prefix-merge", { tokenizer });
       expect(strict.traces.map((t) => t.calls)).toEqual(ALL_SEQS.map((seq) => [seq]));
@@ -141,6 +148,8 @@ describe("real Pi: second query, sub-agent, compaction", () => {
 
       const aware = expectOneFaithfulTrace(calls);
       expect(aware.stats.normalisations["thinking-strip"]).toBe(4);
+      // Query 1's reasoning stays in the trace, though the engine no longer saw it from call 4 on.
+      expect(aware.traces[0]!.call_context_drift.map((d) => d > 0)).toEqual([false, false, false, false, true, true, true, true]);
     } finally {
       await stack.stop();
     }

@@ -4,7 +4,7 @@
 import type { SessionTrajectory } from "../../protocol/sessions.ts";
 import { PolarError } from "../errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
-import { STRATEGIES, type Strategy, type TrajectoryResult } from "../trajectory/index.ts";
+import { STRATEGIES, type RebuildOptions, type Strategy, type TrajectoryResult } from "../trajectory/index.ts";
 import type { RebuildJob, RebuildReply } from "./trajectory-worker.ts";
 
 interface Pending {
@@ -22,12 +22,12 @@ export class TrajectoryService {
     private readonly tokenizerFolder?: string,
   ) {}
 
-  async rebuild(sessionId: string, strategy: string): Promise<SessionTrajectory> {
+  async rebuild(sessionId: string, strategy: string, options: Pick<RebuildOptions, "maxContextDrift"> = {}): Promise<SessionTrajectory> {
     if (!(STRATEGIES as readonly string[]).includes(strategy)) {
       throw new PolarError("bad_request", `unknown strategy "${strategy}"; expected one of ${STRATEGIES.join(", ")}`);
     }
     const calls = await this.calls.list(sessionId);
-    const result = await this.run({ id: this.nextId++, calls, strategy: strategy as Strategy, tokenizerFolder: this.tokenizerFolder });
+    const result = await this.run({ id: this.nextId++, calls, strategy: strategy as Strategy, options, tokenizerFolder: this.tokenizerFolder });
     return { session_id: sessionId, ...result };
   }
 

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import type { RecordedCall } from "../../protocol/calls.ts";
+import { AdminErrorBody } from "../../protocol/errors.ts";
 import { TrajectoryResult } from "../../protocol/trace.ts";
 import { startStack, type Stack } from "../../test/helpers/stack.ts";
 import { rebuild } from "./index.ts";
@@ -11,14 +12,16 @@ import { GatewayAgent, loopScript } from "./testing/gateway-agent.ts";
 import { qwen3Tokenizer } from "./testing/qwen3.ts";
 
 const tokenizer = qwen3Tokenizer();
+/** Servers and real HTTP calls: generous, since the default 5 s fails on a busy machine. */
+const SERVER_TIMEOUT_MS = 60_000;
 let stack: Stack;
 
 beforeAll(async () => {
   stack = await startStack({ engine: { script: loopScript(3, 3) } });
-});
+}, SERVER_TIMEOUT_MS);
 afterAll(async () => {
   await stack.stop();
-});
+}, SERVER_TIMEOUT_MS);
 
 async function recorded(drive: (client: OpenAI) => Promise<void>): Promise<{ id: string; calls: RecordedCall[] }> {
   const session = await stack.session();
@@ -38,7 +41,7 @@ describe("sessions recorded through the gateway", () => {
     expect(aware.traces.length).toBe(1);
     expectFaithfulMerge(aware.traces[0]!, calls);
     expect(aware.stats.normalisations["generation-glue"]).toBe(3);
-  });
+  }, SERVER_TIMEOUT_MS);
 
   test("thinking on with reasoning dropped, two queries: one template-aware trace", async () => {
     const { calls } = await recorded(async (client) => {
@@ -52,7 +55,7 @@ describe("sessions recorded through the gateway", () => {
     expectFaithfulMerge(aware.traces[0]!, calls);
     expect(aware.stats.normalisations["thinking-strip"]).toBe(7);
     expect(rebuild(calls, "prefix-merge", { tokenizer }).stats.trace_count).toBe(8);
-  });
+  }, SERVER_TIMEOUT_MS);
 
   test("a sub-agent and a compaction split every merge strategy, with their causes", async () => {
     const { calls } = await recorded(async (client) => {
@@ -92,7 +95,7 @@ describe("sessions recorded through the gateway", () => {
     const causeOf = new Map(strict.stats.splits.map((s) => [s.seq, s.cause]));
     expect(causeOf.get(1)).toBe("sub-agent");
     expect(causeOf.get(8)).toBe("compaction");
-  });
+  }, SERVER_TIMEOUT_MS);
 
   test("GET /v1/sessions/:id/trajectory serves the same rebuild", async () => {
     const { id, calls } = await recorded(async (client) => {
@@ -104,5 +107,17 @@ describe("sessions recorded through the gateway", () => {
     const local = rebuild(calls, "template-aware", { tokenizer });
     expect(served.traces).toEqual(local.traces);
     expect({ ...served.stats, rebuild_ms: 0 }).toEqual({ ...local.stats, rebuild_ms: 0 });
-  });
+    expect(served.stats.context_exact_calls).toBe(1);
+    expect(served.stats.context_drift_tokens).toBeGreaterThan(0);
+
+    // max_context_drift=0: template-aware merges only exact contexts, as prefix-merge does.
+    const exactOnly = TrajectoryResult.parse(await (await stack.admin(`/v1/sessions/${id}/trajectory?strategy=template-aware&max_context_drift=0`)).json());
+    expect(exactOnly.traces.map((t) => t.calls)).toEqual(rebuild(calls, "prefix-merge", { tokenizer }).traces.map((t) => t.calls));
+    expect(exactOnly.stats.context_drift_tokens).toBe(0);
+    for (const bad of ["-1", "1.5", "lots"]) {
+      const refused = await stack.admin(`/v1/sessions/${id}/trajectory?max_context_drift=${bad}`);
+      expect(refused.status).toBe(400);
+      expect(AdminErrorBody.parse(await refused.json()).error).toEqual({ code: "bad_request", message: "max_context_drift must be a non-negative integer" });
+    }
+  }, SERVER_TIMEOUT_MS);
 });

@@ -30,6 +30,8 @@ export interface MergeSettings {
   allowed: ReadonlySet<NormalisationKind>;
   /** Open traces compared with each call; beyond this the least recently extended is closed. */
   maxOpenTraces: number;
+  /** A trace whose context would drift more than this from the call's prompt does not take it. */
+  maxContextDrift: number;
 }
 
 export interface MergeOutcome {
@@ -48,10 +50,14 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
 
   for (const call of calls) {
     const prompt = HashedTokens.of(call.prompt_ids);
-    const attempts = open.map((trace) => ({ trace, alignment: alignTail(trace.tail, prompt, settings.allowed, ctx) }));
+    const attempts: Attempt[] = open.map((trace) => {
+      const alignment = alignTail(trace.tail, prompt, settings.allowed, ctx);
+      const tooMuchDrift = alignment.matched && driftExceeds(trace.builder, call.prompt_ids, alignment.promptEnd, settings.maxContextDrift);
+      return { trace, alignment, tooMuchDrift };
+    });
     let best: { trace: OpenTrace; promptEnd: number; normalisations: NormalisationKind[] } | undefined;
-    for (const { trace, alignment } of attempts) {
-      if (alignment.matched && (!best || trace.tail.tokens.length > best.trace.tail.tokens.length)) {
+    for (const { trace, alignment, tooMuchDrift } of attempts) {
+      if (alignment.matched && !tooMuchDrift && (!best || trace.tail.tokens.length > best.trace.tail.tokens.length)) {
         best = { trace, promptEnd: alignment.promptEnd, normalisations: alignment.normalisations };
       }
     }
@@ -59,8 +65,8 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
     if (best) {
       const { trace } = best;
       trace.builder.appendContext(call.prompt_ids.slice(best.promptEnd));
+      trace.builder.beginCall(call);
       trace.builder.appendSampled(call);
-      trace.builder.addCall(call);
       trace.builder.countNormalisations(best.normalisations);
       trace.tail = tailOf(prompt, call);
       trace.lastSeq = call.seq;
@@ -74,8 +80,8 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
       if (superseded) open = open.filter((t) => t !== superseded);
     }
     const builder = new TraceBuilder(settings.strategy, call.prompt_ids);
+    builder.beginCall(call);
     builder.appendSampled(call);
-    builder.addCall(call);
     builders.push(builder);
     open.push({ index: builders.length - 1, builder, tail: tailOf(prompt, call), lastSeq: call.seq });
     if (open.length > settings.maxOpenTraces) {
@@ -85,24 +91,39 @@ export function mergeCalls(calls: readonly TokenCall[], settings: MergeSettings,
   return { builders, splits };
 }
 
+interface Attempt {
+  trace: OpenTrace;
+  alignment: Alignment;
+  /** It aligned, but merging would exceed the context-drift limit. */
+  tooMuchDrift: boolean;
+}
+
+function driftExceeds(builder: TraceBuilder, promptIds: readonly number[], promptEnd: number, limit: number): boolean {
+  return Number.isFinite(limit) && builder.contextDrift(promptIds.slice(promptEnd), promptIds) > limit;
+}
+
 /**
  * Why `seq` matched no open trace. The candidate is the trace that aligns furthest when every
  * declared asymmetry is allowed (most recently extended on ties). If it then aligns fully, the
- * split was caused by an asymmetry this strategy does not normalise (the first one met), and the
- * candidate is superseded by the new trace.
+ * split was caused by an asymmetry this strategy does not normalise (the first one met) or, when it
+ * aligned under this strategy's own rules, by the drift limit (named after the first asymmetry it
+ * normalised, else "context-drift"); the candidate is superseded by the new trace.
  */
 function classifySplit(
   seq: number,
   prompt: HashedTokens,
-  attempts: readonly { trace: OpenTrace; alignment: Alignment }[],
+  attempts: readonly Attempt[],
   settings: MergeSettings,
   ctx: AlignmentContext,
 ): { split: TraceSplit; superseded: OpenTrace | undefined } {
   let best: { trace: OpenTrace; reach: number; cause: SplitCause } | undefined;
-  for (const { trace, alignment } of attempts) {
+  for (const { trace, alignment, tooMuchDrift } of attempts) {
     const full = settings.allowed.size === ALL_KINDS.size ? alignment : alignTail(trace.tail, prompt, ALL_KINDS, ctx);
     const reach = full.matched ? Number.POSITIVE_INFINITY : full.reached;
-    const cause: SplitCause = full.matched ? (full.normalisations.find((k) => !settings.allowed.has(k)) ?? "unknown") : full.cause;
+    const driftCause: SplitCause = (alignment.matched && alignment.normalisations[0]) || "context-drift";
+    const cause: SplitCause = full.matched
+      ? (full.normalisations.find((k) => !settings.allowed.has(k)) ?? (tooMuchDrift ? driftCause : "unknown"))
+      : full.cause;
     if (!best || reach > best.reach || (reach === best.reach && trace.lastSeq > best.trace.lastSeq)) {
       best = { trace, reach, cause };
     }

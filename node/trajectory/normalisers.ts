@@ -37,7 +37,7 @@ function canonicalToolCall(body: string): string {
   }
 }
 
-function globalRegex(pattern: RegExp | string): RegExp {
+export function globalRegex(pattern: RegExp | string): RegExp {
   if (typeof pattern === "string") return new RegExp(pattern, "g");
   return pattern.flags.includes("g") ? pattern : new RegExp(pattern.source, `${pattern.flags}g`);
 }

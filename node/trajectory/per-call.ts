@@ -6,8 +6,8 @@ import type { TokenCall } from "./usable-calls.ts";
 export function perCallTraces(calls: readonly TokenCall[]): TraceBuilder[] {
   return calls.map((call) => {
     const builder = new TraceBuilder("per-call", call.prompt_ids);
+    builder.beginCall(call);
     builder.appendSampled(call);
-    builder.addCall(call);
     return builder;
   });
 }

@@ -231,3 +231,15 @@ test("calls are taken in seq order whatever order they arrive in", () => {
   expect(traces.length).toBe(1);
   expectFaithfulMerge(traces[0]!, calls);
 });
+
+describe("exactly sampled needs the sampled id and its logprob", () => {
+  test.each(STRATEGIES)("%s: a call recorded without logprobs trains, but none of its tokens count as exactly sampled", (strategy) => {
+    const calls = scenario.cleanSession(1).map((c, i) => (i === 0 ? { ...c, logprobs: null } : c));
+    const { traces, stats } = run(calls, strategy);
+    const withoutLogprobs = calls[0]!.output_ids!.length;
+    const sampled = calls.reduce((n, c) => n + c.output_ids!.length, 0);
+    expect(stats.trainable_tokens).toBe(sampled);
+    expect(stats.trainable_exactly_sampled).toBe(sampled - withoutLogprobs);
+    expect(traces.flatMap((t) => t.logprobs.filter((lp, i) => lp === null && t.loss_mask[i] === 1))).toHaveLength(withoutLogprobs);
+  });
+});

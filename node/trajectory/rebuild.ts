@@ -26,6 +26,11 @@ export interface RebuildOptions {
   volatilePatterns?: readonly (RegExp | string)[];
   /** Open traces a merge strategy compares each call with (default 16). */
   maxOpenTraces?: number;
+  /**
+   * template-aware: start a new trace instead of merging a call whose context drift would exceed
+   * this many tokens (0: merge only exact contexts, as prefix-merge does). Default: no limit.
+   */
+  maxContextDrift?: number;
 }
 
 const DEFAULT_MAX_OPEN_TRACES = 16;
@@ -36,13 +41,14 @@ function buildTraces(
   options: RebuildOptions,
 ): { builders: TraceBuilder[]; splits: TraceSplit[] } {
   if (strategy === "per-call") return { builders: perCallTraces(calls), splits: [] };
-  if (strategy === "retokenize") return { builders: retokenizeTrace(calls, options.tokenizer), splits: [] };
+  const volatilePatterns = options.volatilePatterns ?? DEFAULT_VOLATILE_PATTERNS;
+  if (strategy === "retokenize") return { builders: retokenizeTrace(calls, options.tokenizer, volatilePatterns), splits: [] };
   const { tokenizer } = options;
   const ctx: AlignmentContext = {
     decode: (ids) => tokenizer.decode(ids),
     messageStartId: singleTokenId(tokenizer, CHATML.messageStart),
     messageEndId: singleTokenId(tokenizer, CHATML.messageEnd),
-    normalisers: textNormalisers(options.volatilePatterns ?? DEFAULT_VOLATILE_PATTERNS),
+    normalisers: textNormalisers(volatilePatterns),
   };
   return mergeCalls(
     calls,
@@ -50,6 +56,7 @@ function buildTraces(
       strategy,
       allowed: new Set(strategy === "template-aware" ? NORMALISATION_KINDS : []),
       maxOpenTraces: options.maxOpenTraces ?? DEFAULT_MAX_OPEN_TRACES,
+      maxContextDrift: options.maxContextDrift ?? Number.POSITIVE_INFINITY,
     },
     ctx,
   );
@@ -83,10 +90,14 @@ function sessionStats(
   let trainable = 0;
   let exact = 0;
   let withLogprob = 0;
+  let contextExact = 0;
+  let contextDrift = 0;
   for (const trace of traces) {
     totalTokens += trace.prompt_ids.length + trace.response_ids.length;
     trainable += trace.stats.trainable_tokens;
     exact += trace.stats.trainable_exactly_sampled;
+    contextExact += trace.stats.context_exact_calls;
+    contextDrift += trace.stats.context_drift_tokens;
     withLogprob += trace.logprobs.filter((lp, i) => lp !== null && trace.loss_mask[i] === 1).length;
     for (const kind of NORMALISATION_KINDS) normalisations[kind] += trace.stats.normalisations[kind];
   }
@@ -103,6 +114,8 @@ function sessionStats(
     trainable_tokens: trainable,
     trainable_exactly_sampled: exact,
     logprob_coverage: trainable === 0 ? 1 : withLogprob / trainable,
+    context_exact_calls: contextExact,
+    context_drift_tokens: contextDrift,
     rebuild_ms: rebuildMs,
   };
 }

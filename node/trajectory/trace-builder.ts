@@ -1,6 +1,8 @@
 // Why: every strategy emits traces of one shape; this builder owns the conventions (sampled
 // tokens: mask 1 with the engine's logprob; inserted context: mask 0 with a null logprob) and the
-// per-trace faithfulness stats, so strategies only decide which tokens go where.
+// per-trace faithfulness stats — how many trainable tokens are exactly sampled, and how far the
+// context before each call's sampled span is from the prompt the engine saw — so strategies only
+// decide which tokens go where.
 import type { FinishReason } from "../../protocol/chat.ts";
 import {
   NORMALISATION_KINDS,
@@ -21,6 +23,7 @@ export class TraceBuilder {
   private readonly logprobs: (number | null)[] = [];
   private readonly callSeqs: number[] = [];
   private readonly policyVersions: number[] = [];
+  private readonly callContextDrift: number[] = [];
   private readonly normalisations = zeroNormalisations();
   private finishReason: FinishReason | null = null;
   private trainable = 0;
@@ -46,21 +49,45 @@ export class TraceBuilder {
     call.output_ids.forEach((id, i) => this.appendTrainable(id, call.logprobs?.[i] ?? null, true));
   }
 
-  /** One trainable token; `exact` says whether it is the id the engine sampled there. */
-  appendTrainable(id: number, logprob: number | null, exact: boolean): void {
+  /**
+   * One trainable token; `sampledId` says whether it is the id the engine sampled there. It counts
+   * as exactly sampled only when it also carries the engine's logprob for that place.
+   */
+  appendTrainable(id: number, logprob: number | null, sampledId: boolean): void {
     this.responseIds.push(id);
     this.lossMask.push(1);
     this.logprobs.push(logprob);
     this.trainable++;
-    if (exact) this.exactlySampled++;
+    if (sampledId && logprob !== null) this.exactlySampled++;
     if (logprob !== null) this.withLogprob++;
   }
 
-  /** Record that `call` contributed to this trace (its sampled tokens or its conversation). */
-  addCall(call: TokenCall): void {
+  /**
+   * `call`'s sampled span starts here: records the call and how far the trace's tokens so far are
+   * from the prompt the engine saw for it.
+   */
+  beginCall(call: TokenCall): void {
     this.callSeqs.push(call.seq);
     this.policyVersions.push(call.policy_version);
+    this.callContextDrift.push(this.contextDrift([], call.prompt_ids));
     this.finishReason = call.response.finish_reason;
+  }
+
+  /**
+   * Context drift of a call with prompt `prompt` whose span would start after this trace's tokens
+   * followed by `context`: the tokens of both past their longest common prefix.
+   */
+  contextDrift(context: readonly number[], prompt: readonly number[]): number {
+    const parts = [this.promptIds, this.responseIds, context];
+    const length = parts.reduce((n, p) => n + p.length, 0);
+    let common = 0;
+    outer: for (const part of parts) {
+      for (const id of part) {
+        if (common >= prompt.length || prompt[common] !== id) break outer;
+        common++;
+      }
+    }
+    return length - common + (prompt.length - common);
   }
 
   countNormalisations(kinds: readonly NormalisationKind[]): void {
@@ -75,6 +102,7 @@ export class TraceBuilder {
       logprobs: this.logprobs,
       calls: this.callSeqs,
       policy_versions: this.policyVersions,
+      call_context_drift: this.callContextDrift,
       finish_reason: this.finishReason,
       strategy: this.strategy,
       stats: {
@@ -82,6 +110,8 @@ export class TraceBuilder {
         trainable_exactly_sampled: this.exactlySampled,
         logprob_coverage: this.trainable === 0 ? 1 : this.withLogprob / this.trainable,
         normalisations: { ...this.normalisations },
+        context_exact_calls: this.callContextDrift.filter((d) => d === 0).length,
+        context_drift_tokens: this.callContextDrift.reduce((n, d) => n + d, 0),
       },
     };
   }

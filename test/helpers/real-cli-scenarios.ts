@@ -48,7 +48,7 @@ interface CompactionRecipe {
   summaryStep?: number;
 }
 
-const COMPACTION_RECIPES: CompactionRecipe[] = [
+export const COMPACTION_RECIPES: CompactionRecipe[] = [
   // Auto-compact limit = 90% of model_context_window = 9,000 tokens; the run peaks at ~7.6K after.
   { cli: "codex", options: { contextWindow: 10_000 } },
   // Trigger = min(0.85·W, W − 20,000 − 13,000) = 22,000 for W = 55,000; with W = 40,960 it would
@@ -60,7 +60,7 @@ const COMPACTION_RECIPES: CompactionRecipe[] = [
   { cli: "claude-code", options: { contextWindow: 40_960 }, summaryStep: 2 },
 ];
 
-function compactionScript(turns: number, summaryStep: number | undefined): Script {
+export function compactionScript(turns: number, summaryStep: number | undefined): Script {
   const steps: Step[] = Array.from({ length: turns }, (_, i) => (i === 1 ? { think: "Big output.", shell: BIG_OUTPUT } : shell(i + 1)));
   if (summaryStep !== undefined) {
     steps[summaryStep] = { ...steps[summaryStep], text: "<summary>Steps 1 and 2 are done; continue with the scripted shell steps.</summary>" };

@@ -68,8 +68,11 @@ function withExtraSettings(adapter: HarnessAdapter, extra: ExtraSettings | undef
   };
 }
 
+/** The real CLIs plus Polar's own mini agent (needs only Bun). */
+export type RecordableHarness = RealCli | "mini";
+
 export interface CliRunRequest {
-  cli: RealCli;
+  cli: RecordableHarness;
   instruction: string;
   options?: HarnessOptions;
   extraSettings?: ExtraSettings;

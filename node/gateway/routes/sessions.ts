@@ -3,6 +3,7 @@
 import { Hono } from "hono";
 import type { SessionCalls } from "../../../protocol/calls.ts";
 import { CreateSessionBody, type DeletedSession, type SessionInfo } from "../../../protocol/sessions.ts";
+import { TrajectoryQuery } from "../../../protocol/trace.ts";
 import { PolarError } from "../../errors.ts";
 import type { CallsRepo } from "../../store/calls-repo.ts";
 import type { SessionRow, SessionsRepo } from "../../store/sessions-repo.ts";
@@ -61,8 +62,10 @@ export function sessionRoutes(deps: SessionRouteDeps): Hono {
 
   app.get("/:id/trajectory", async (c) => {
     const row = await mustGet(c.req.param("id"));
-    const strategy = c.req.query("strategy") ?? "template-aware";
-    return c.json(await deps.trajectories.rebuild(row.id, strategy));
+    const query = TrajectoryQuery.safeParse(c.req.query());
+    if (!query.success) throw new PolarError("bad_request", query.error.issues.map((i) => i.message).join("; "));
+    const { strategy = "template-aware", max_context_drift: maxContextDrift } = query.data;
+    return c.json(await deps.trajectories.rebuild(row.id, strategy, maxContextDrift === undefined ? {} : { maxContextDrift }));
   });
 
   /** Revokes the token (no new calls) but keeps the recorded calls. */
