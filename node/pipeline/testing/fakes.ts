@@ -94,10 +94,11 @@ export function fakeTrace(sampled: number, strategy: Strategy): Trace {
     loss_mask: [...Array.from({ length: sampled }, () => 1 as const), 0],
     logprobs: [...Array.from({ length: sampled }, () => -0.25), null],
     calls: [0],
+    call_context_drift: [0],
     policy_versions: [0],
     finish_reason: "stop",
     strategy,
-    stats: { trainable_tokens: sampled, trainable_exactly_sampled: sampled, logprob_coverage: 1, normalisations: zeros(NORMALISATION_KINDS) },
+    stats: { trainable_tokens: sampled, trainable_exactly_sampled: sampled, logprob_coverage: 1, normalisations: zeros(NORMALISATION_KINDS), context_exact_calls: 1, context_drift_tokens: 0 },
   };
 }
 
@@ -123,7 +124,7 @@ export class FakeGateway implements GatewaySessions {
     const traces = n > 0 ? [fakeTrace(n, strategy)] : [];
     return {
       traces,
-      stats: { strategy, call_count: n, calls_used: n, skipped: [], trace_count: traces.length, splits: [], split_counts: zeros(SPLIT_CAUSES), normalisations: zeros(NORMALISATION_KINDS), total_tokens: traces.length ? 4 + n : 0, trainable_tokens: n, trainable_exactly_sampled: n, logprob_coverage: 1, rebuild_ms: 0 },
+      stats: { strategy, call_count: n, calls_used: n, skipped: [], trace_count: traces.length, splits: [], split_counts: zeros(SPLIT_CAUSES), normalisations: zeros(NORMALISATION_KINDS), total_tokens: traces.length ? 4 + n : 0, trainable_tokens: n, trainable_exactly_sampled: n, logprob_coverage: 1, context_exact_calls: traces.length, context_drift_tokens: 0, rebuild_ms: 0 },
     };
   }
   async engineFailures(): Promise<number> {
