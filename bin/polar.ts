@@ -3,6 +3,7 @@
 // its flags and help.
 import { z } from "zod";
 import { UsageError } from "../lib/cli-args.ts";
+import { TaskFileError } from "../lib/task-file.ts";
 import { PolarError } from "../node/errors.ts";
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<void> }> = {
@@ -31,7 +32,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof UsageError || err instanceof PolarError) {
+  if (err instanceof UsageError || err instanceof PolarError || err instanceof TaskFileError) {
     console.error(err.message);
     process.exit(2);
   }

@@ -39,7 +39,7 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
   const store = await openCoordinatorDb(config.db, config.dbAuthToken);
   const repo = new CoordinatorRepo(store.db);
   const coordinator = new Coordinator(config, repo);
-  const tasks = config.tasks ? loadCatalog(config.tasks) : TaskCatalog.empty();
+  const tasks = config.tasks ? await loadCatalog(config.tasks) : TaskCatalog.empty();
   const pauses = new PauseBook();
   const nodes = new NodeHandler(coordinator, pauses);
   const trainers = new TrainerHandler(coordinator, pauses, tasks);
@@ -126,8 +126,8 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
   };
 }
 
-function loadCatalog(path: string): TaskCatalog {
-  const { catalog, errors } = TaskCatalog.load(path);
+async function loadCatalog(path: string): Promise<TaskCatalog> {
+  const { catalog, errors } = await TaskCatalog.load(path);
   for (const error of errors) console.error(`polar coordinator: skipped task row ${error}`);
   return catalog;
 }

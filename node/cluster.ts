@@ -7,7 +7,7 @@ import { CoordinatorLink } from "./agent.ts";
 import type { PolicyGate } from "./gateway/policy-gate.ts";
 import { existsSync } from "node:fs";
 import { PINNED_CLIS, pinnedBinary } from "./harness/common.ts";
-import { builderStrategy, harnessKind } from "./pipeline/names.ts";
+import { builderStrategy, harnessKind } from "../protocol/harness-names.ts";
 import type { Pipeline } from "./pipeline/pipeline.ts";
 import { newRollout } from "./pipeline/rollout.ts";
 import type { SandboxPool } from "./runtime/types.ts";

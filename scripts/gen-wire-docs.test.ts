@@ -22,6 +22,8 @@ describe("docs/wire.md", () => {
     }
     const fields = [...page.matchAll(/^\| `([^`]+)` \| .* \| (?:yes|no) \| .*\|$/gm)].map((m) => m[1]!);
     expect(fields.length).toBeGreaterThan(100);
-    expect(fields.filter((f) => !/^[a-z0-9_]+$/.test(f))).toEqual([]);
+    // SWE-bench's own upper-case test-list names are kept so its task files load unchanged.
+    const sweBenchNames = new Set(["FAIL_TO_PASS", "PASS_TO_PASS"]);
+    expect(fields.filter((f) => !/^[a-z0-9_]+$/.test(f) && !sweBenchNames.has(f))).toEqual([]);
   });
 });

@@ -13,6 +13,11 @@ import * as rollout from "../protocol/rollout.ts";
 import * as runtime from "../protocol/runtime.ts";
 import * as sessions from "../protocol/sessions.ts";
 import * as trace from "../protocol/trace.ts";
+import * as evaluation from "../protocol/evaluation.ts";
+import * as harnessNames from "../protocol/harness-names.ts";
+import * as nodeLink from "../protocol/node-link.ts";
+import * as task from "../protocol/task.ts";
+import * as trainerStream from "../protocol/trainer-stream.ts";
 
 export const WIRE_DOCS_PATH = resolve(import.meta.dir, "../docs/wire.md");
 
@@ -26,6 +31,11 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "errors.ts", title: "Errors", exports: errors },
   { file: "rollout.ts", title: "Rollout API (Polar's TaskRequest)", exports: rollout },
   { file: "runtime.ts", title: "Sandbox runtime (Polar's RuntimeSpec)", exports: runtime },
+  { file: "harness-names.ts", title: "Harness and builder names (Polar's spelling and ours)", exports: harnessNames },
+  { file: "task.ts", title: "Task files (TaskRequest + SWE-bench rows)", exports: task },
+  { file: "evaluation.ts", title: "Evaluation results", exports: evaluation },
+  { file: "node-link.ts", title: "Node ↔ coordinator WebSocket (`/v1/node`)", exports: nodeLink },
+  { file: "trainer-stream.ts", title: "Trainer ↔ coordinator WebSocket (`/v1/trainer`)", exports: trainerStream },
 ];
 
 const ENDPOINTS: [string, string][] = [

@@ -13,7 +13,7 @@ import { EvaluationResult } from "../protocol/evaluation.ts";
 import type { Task } from "../protocol/task.ts";
 import { evaluate } from "../node/eval/evaluate.ts";
 import { runtimeSource } from "../node/eval/sandbox-source.ts";
-import { loadTaskFile } from "../node/eval/task.ts";
+import { loadTaskFile } from "../lib/task-file.ts";
 import { createSessionService, type SessionService } from "../node/gateway/session-service.ts";
 import { getHarness, pinnedBinary, type HarnessKind, type PinnedCli } from "../node/harness/index.ts";
 import { harnessMounts } from "../node/harness/sandbox-mounts.ts";

@@ -2,8 +2,7 @@
 // whole cluster, so a trainer integration written for one `polar node` moves here unchanged:
 // submit a TaskRequest, poll its TaskStatus, cancel it, and get its TaskResult by callback.
 import { Hono } from "hono";
-import { TaskRequest } from "../../protocol/rollout.ts";
-import { fastApiDetail, unprocessable } from "../../protocol/validation-errors.ts";
+import { readTaskSubmission } from "../../lib/task-submission.ts";
 import type { CallbackSender } from "../callbacks.ts";
 import type { Coordinator } from "../coordinator.ts";
 import type { GroupState } from "../groups.ts";
@@ -46,16 +45,12 @@ export function rolloutApiRoutes(coordinator: Coordinator, tasks: TaskCatalog, c
   }
 
   app.post("/task/submit", async (c) => {
-    let body: unknown;
-    try {
-      body = await c.req.json();
-    } catch {
-      return unprocessable([{ type: "json_invalid", loc: ["body"], msg: "JSON decode error" }]);
-    }
-    const named = body && typeof body === "object" && typeof (body as { task_id?: unknown }).task_id === "string" ? tasks.get((body as { task_id: string }).task_id) : undefined;
-    const parsed = TaskRequest.safeParse(named ? { ...named, ...(body as object) } : body);
-    if (!parsed.success) return unprocessable(fastApiDetail(parsed.error));
-    const request = parsed.data;
+    const submission = await readTaskSubmission(c.req.raw, (raw) => {
+      const named = typeof raw.task_id === "string" ? tasks.get(raw.task_id) : undefined;
+      return named ? { ...named, ...raw } : raw;
+    });
+    if (!submission.ok) return c.json({ detail: submission.detail }, 422);
+    const { request } = submission;
     const cancelledAt = cancelledEarly.get(request.task_id);
     if (running(request.task_id) || (cancelledAt !== undefined && Date.now() - cancelledAt < CANCELLED_MEMORY_MS)) {
       return c.json({ detail: `task ${request.task_id} is already running or was cancelled` }, 409);

@@ -3,7 +3,7 @@
 // task-file loader of node/eval) and fills a request's gaps from them.
 import { resolve } from "node:path";
 import type { Task } from "../../protocol/task.ts";
-import { loadTaskFile } from "../eval/task.ts";
+import { loadTaskFile } from "../../lib/task-file.ts";
 import { PolarError } from "../errors.ts";
 
 export interface TaskCatalog {

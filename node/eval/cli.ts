@@ -10,7 +10,7 @@ import { createDockerRuntime } from "../runtime/docker.ts";
 import { createProcessRuntime } from "../runtime/process.ts";
 import type { SandboxRuntime } from "../runtime/types.ts";
 import { runtimeSource } from "./sandbox-source.ts";
-import { loadTaskFile } from "./task.ts";
+import { loadTaskFile } from "../../lib/task-file.ts";
 import { validateTasks, type TaskValidation } from "./validate.ts";
 
 const SUMMARY = "validate a task file: every gold patch must give reward 1 and every unmodified repository reward 0";

@@ -12,7 +12,7 @@ import { collectPatch } from "./collect-patch.ts";
 import { evaluate } from "./evaluate.ts";
 import { freshEvalSandbox, runtimeSource } from "./sandbox-source.ts";
 import { evaluateSwePatch } from "./swe.ts";
-import { loadTaskFile } from "./task.ts";
+import { loadTaskFile } from "../../lib/task-file.ts";
 import { runtimesForTests } from "./test-runtimes.ts";
 import type { Sandbox } from "../runtime/types.ts";
 

@@ -8,8 +8,9 @@ import { piAdapter } from "./pi.ts";
 import { qwenCodeAdapter } from "./qwen-code.ts";
 import type { HarnessAdapter } from "./types.ts";
 
-export const HARNESS_KINDS = ["codex", "claude-code", "qwen-code", "pi", "mini", "command"] as const;
-export type HarnessKind = (typeof HARNESS_KINDS)[number];
+import { HARNESS_KINDS, type HarnessKind } from "../../protocol/harness-names.ts";
+
+export { HARNESS_KINDS, type HarnessKind };
 
 const ADAPTERS: Record<HarnessKind, HarnessAdapter> = {
   codex: codexAdapter,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { BASE_COMMIT_ENV } from "../eval/bundled.ts";
 import { getChatTemplate, type TemplateMessage, type TemplateTool } from "../tokenizer/chat-template.ts";
 import { parseQwen3Output } from "../tokenizer/qwen3-output.ts";
-import { loadTaskFile } from "../eval/task.ts";
+import { loadTaskFile } from "../../lib/task-file.ts";
 import { scriptedCompletion } from "./policy.ts";
 import { DEFAULT_SCRIPT } from "./script.ts";
 import { TaskPolicy } from "./task-policy.ts";

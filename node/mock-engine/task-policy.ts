@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Task } from "../../protocol/task.ts";
 import { patchFiles } from "../eval/collect-patch.ts";
-import { parseTaskLines } from "../eval/task.ts";
+import { parseTaskLines } from "../../lib/task-file.ts";
 import { LruMap } from "../lru-map.ts";
 import type { PromptFacts } from "./policy.ts";
 import type { ScriptStep } from "./script.ts";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { TaskRequest, type TaskRequestInput, type TaskResult } from "../../../protocol/rollout.ts";
 import { openNodeStore, type OpenedStore } from "../../store/db.ts";
 import { RolloutsRepo } from "../../store/rollouts-repo.ts";
-import { builderStrategy, harnessKind } from "../names.ts";
+import { builderStrategy, harnessKind } from "../../../protocol/harness-names.ts";
 import { Pipeline, type PipelineConfig } from "../pipeline.ts";
 import { TaskBook } from "../tasks.ts";
 import { FakeEvaluator, FakeGateway, FakePool, FakePreparer, FakeRunner } from "./fakes.ts";

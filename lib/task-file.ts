@@ -1,11 +1,14 @@
-// Why: task files arrive from users (ours, SWE-bench / SWE-Gym exports, Polar's task JSONL); one
-// loader parses each line at this trust boundary, reports a bad row by line number and field
-// without losing the rest of the file, and resolves upload paths against the task file.
+// Why: task files arrive from users (ours, SWE-bench / SWE-Gym exports, Polar's task JSONL) and
+// are read by nodes and the coordinator alike; one loader parses each line at this trust boundary,
+// reports a bad row by line number and field without losing the rest of the file, and resolves
+// upload paths against the task file.
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { Task } from "../../protocol/task.ts";
-import type { PrepareAction } from "../../protocol/runtime.ts";
-import { PolarError } from "../errors.ts";
+import { Task } from "../protocol/task.ts";
+import type { PrepareAction } from "../protocol/runtime.ts";
+
+/** The task file itself cannot be read (missing, unreadable): the CLI answers it like a usage error. */
+export class TaskFileError extends Error {}
 
 export interface TaskFileIssue {
   /** 1-based line of the file. */
@@ -73,7 +76,7 @@ export async function loadTaskFile(path: string): Promise<LoadedTasks> {
   try {
     text = await readFile(path, "utf8");
   } catch (err) {
-    throw new PolarError("not_found", `task file ${path} cannot be read: ${(err as Error).message}`);
+    throw new TaskFileError(`task file ${path} cannot be read: ${(err as Error).message}`);
   }
   return parseTaskLines(text, dirname(resolve(path)));
 }

@@ -1,8 +1,11 @@
 // Why: trainers written for Polar name harnesses and builder strategies in Polar's spelling
-// (`claude_code`, `per_request`); the node accepts those and ours, and maps both here.
-import type { Strategy } from "../../protocol/trace.ts";
-import { STRATEGIES } from "../../protocol/trace.ts";
-import { HARNESS_KINDS, type HarnessKind } from "../harness/registry.ts";
+// (`claude_code`, `per_request`); nodes and the coordinator accept those and ours, and map both
+// here, with the closed set of harness kinds a rollout may name.
+import type { Strategy } from "./trace.ts";
+import { STRATEGIES } from "./trace.ts";
+
+export const HARNESS_KINDS = ["codex", "claude-code", "qwen-code", "pi", "mini", "command"] as const;
+export type HarnessKind = (typeof HARNESS_KINDS)[number];
 
 const POLAR_HARNESS_NAMES: Record<string, HarnessKind> = {
   claude_code: "claude-code",

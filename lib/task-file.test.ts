@@ -2,9 +2,9 @@
 // are reported by line and field while the rest loads; the bundled set is complete and current.
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { loadTaskFile, parseTaskLines } from "./task.ts";
+import { loadTaskFile, parseTaskLines } from "./task-file.ts";
 
-const REPO_ROOT = resolve(import.meta.dir, "../..");
+const REPO_ROOT = resolve(import.meta.dir, "..");
 
 describe("task files", () => {
   test("a SWE-bench instance row: JSON-string test lists, instance_id and problem_statement as fallbacks, extra fields kept", () => {
