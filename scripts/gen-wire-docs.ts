@@ -16,8 +16,8 @@ import * as trace from "../protocol/trace.ts";
 
 export const WIRE_DOCS_PATH = resolve(import.meta.dir, "../docs/wire.md");
 
-/** The protocol modules in reading order, with what they are for. */
-const MODULES: { file: string; title: string; exports: Record<string, unknown> }[] = [
+/** The protocol modules in reading order, with what they are for (a test checks none is missing). */
+export const MODULES: { file: string; title: string; exports: Record<string, unknown> }[] = [
   { file: "sessions.ts", title: "Session API", exports: sessions },
   { file: "calls.ts", title: "Recorded calls", exports: calls },
   { file: "chat.ts", title: "Pivot chat (the request and response recorded with each call)", exports: chat },

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { RecordedCall } from "../protocol/calls.ts";
+import { AdminState } from "../protocol/admin.ts";
 import { SessionInfo } from "../protocol/sessions.ts";
 import { defaultModelFolderPath } from "../node/tokenizer/index.ts";
 import { ADMIN_TOKEN, ENGINE_MODEL, startStack, type Stack } from "./helpers/stack.ts";
@@ -223,26 +224,36 @@ describe("recording", () => {
   });
 
   test("concurrent calls of one session finishing out of order get distinct seqs and read back intact", async () => {
-    const s = await stack({ engine: { msPerToken: 8 } });
+    // The first call (seq 0) is engine call 1, which hangs until its client leaves: every later
+    // call is answered and stored before it, however fast or slow the machine is.
+    const s = await stack({ engine: { hangCalls: [1] } });
     const session = await s.session();
     const key = { authorization: `Bearer ${session.token}` };
-    // Earlier calls generate more tokens, so they finish after later ones.
-    const finished: number[] = [];
-    const bodies = Array.from({ length: 8 }, (_, i) => ({ ...chatBody(`sub-agent ${i}`), max_tokens: 16 - 2 * i }));
-    const statuses = await Promise.all(
-      bodies.map((body, i) =>
-        post(`${s.gateway.url}/v1/chat/completions`, body, key).then((r) => {
-          finished.push(i);
-          return r.status;
-        }),
-      ),
-    );
-    expect(statuses.every((st) => st === 200)).toBe(true);
-    expect(finished).not.toEqual([...finished].sort((a, b) => a - b)); // really out of order
-    const calls = await s.calls(session.id);
+    const first = new AbortController();
+    const hung = fetch(`${s.gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...key },
+      body: JSON.stringify({ ...chatBody("sub-agent 0"), max_tokens: 16 }),
+      signal: first.signal,
+    }).catch((e: unknown) => e);
+    while (s.engine.calls < 1) await Bun.sleep(10); // call 0 is at the engine
+
+    const bodies = Array.from({ length: 7 }, (_, i) => ({ ...chatBody(`sub-agent ${i + 1}`), max_tokens: 14 - 2 * i }));
+    const statuses = await Promise.all(bodies.map((body) => post(`${s.gateway.url}/v1/chat/completions`, body, key).then((r) => r.status)));
+    expect(statuses).toEqual(Array(7).fill(200));
+    expect((await s.calls(session.id)).map((c) => c.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]); // stored before seq 0
+
+    first.abort();
+    await hung;
+    let calls = await s.calls(session.id);
+    while (calls.length < 8) {
+      await Bun.sleep(10); // the aborted call is recorded once the gateway sees its client gone
+      calls = await s.calls(session.id);
+    }
     expect(calls.map((c) => c.seq)).toEqual([...Array(8).keys()]);
     expect(new Set(calls.map((c) => c.request.messages.at(-1)!.content)).size).toBe(8);
-    for (const c of calls) expect(c.output_ids!.length).toBe(c.request.sampling.max_tokens!);
+    expect(calls[0]!.error).not.toBeNull();
+    for (const c of calls.slice(1)) expect(c.output_ids!.length).toBe(c.request.sampling.max_tokens!);
   });
 
   test("a gateway restart keeps every recorded call, and new calls continue the sequence", async () => {
@@ -261,21 +272,36 @@ describe("recording", () => {
   });
 
   test("pause drains in-flight calls, holds new ones, and resume stamps the new policy version", async () => {
-    const s = await stack({ engine: { ttftMs: 300 } });
+    // The in-flight call is engine call 1, which hangs until its client leaves: the pause is
+    // seen waiting for it however fast or slow the machine is.
+    const s = await stack({ engine: { hangCalls: [1] } });
     const session = await s.session();
     const key = { authorization: `Bearer ${session.token}` };
-    const state = async () => (await (await s.admin("/v1/admin/state")).json()) as { paused: boolean; in_flight: number; waiting: number };
-    const until = async (ok: (st: Awaited<ReturnType<typeof state>>) => boolean) => {
+    const state = async () => AdminState.parse(await (await s.admin("/v1/admin/state")).json());
+    const until = async (ok: (st: AdminState) => boolean) => {
       while (!ok(await state())) await Bun.sleep(10);
     };
 
-    const inFlight = post(`${s.gateway.url}/v1/chat/completions`, chatBody("first"), key);
-    await until((st) => st.in_flight === 1);
-    const paused = await s.admin("/v1/admin/pause", { method: "POST" });
-    // Pause returned only after the in-flight call was answered by the engine and stored.
-    expect(await paused.json()).toMatchObject({ paused: true, in_flight: 0 });
+    const client = new AbortController();
+    const inFlight = fetch(`${s.gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...key },
+      body: JSON.stringify(chatBody("first")),
+      signal: client.signal,
+    }).catch((e: unknown) => e);
+    while (s.engine.calls < 1) await Bun.sleep(10);
+    let pauseReturned = false;
+    const paused = s.admin("/v1/admin/pause", { method: "POST" }).then((r) => {
+      pauseReturned = true;
+      return r;
+    });
+    await until((st) => st.paused && st.in_flight === 1);
+    expect(pauseReturned).toBe(false); // still draining
+    client.abort();
+    await inFlight;
+    // Pause returned only after the in-flight call finished and was stored.
+    expect(AdminState.parse(await (await paused).json())).toMatchObject({ paused: true, in_flight: 0 });
     expect(await s.calls(session.id)).toHaveLength(1);
-    expect((await inFlight).status).toBe(200);
 
     const held = post(`${s.gateway.url}/v1/chat/completions`, chatBody("second"), key);
     await until((st) => st.waiting === 1); // waiting, not failed

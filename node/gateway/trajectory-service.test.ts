@@ -1,3 +1,6 @@
+// The worker rebuilds what an in-thread rebuild gives. Each worker thread builds its own tokenizer
+// (read back from the prepared-tokenizer cache on disk after the first build, see
+// node/tokenizer/prepared-cache.ts), so this file no longer pays three full builds.
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -60,11 +63,11 @@ describe("TrajectoryService", () => {
     expect(viaWorker.traces[0]!.loss_mask.filter((m) => m === 1)).toHaveLength(recorded[0]!.output_ids!.length);
     service.close();
     expect((await service.rebuild(sessionId, "per-call")).traces).toHaveLength(1);
-  });
+  }, 120_000);
 
   test("an unknown strategy is a bad_request, before any work", async () => {
     const { calls, sessionId } = await storeWithSession();
     const service = new TrajectoryService(calls);
     await expect(service.rebuild(sessionId, "magic")).rejects.toMatchObject({ code: "bad_request" });
-  });
+  }, 60_000);
 });

@@ -5,6 +5,7 @@
 import { Tiktoken } from "@dqbd/tiktoken";
 import { byteLevelToBytes } from "./byte-level.ts";
 import { defaultModelFolderPath, loadModelFolder, type AddedTokenInfo, type ModelFolder } from "./model-folder.ts";
+import { loadPreparedModel } from "./prepared-cache.ts";
 
 export interface DecodeOptions {
   /** Drop HF "special" added tokens (e.g. `<|im_end|>`), as vLLM does for output text. */
@@ -22,9 +23,10 @@ export class BpeTokenizer {
   private readonly addedTokenSplitter: RegExp;
   private readonly utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
-  constructor(folder: ModelFolder) {
+  /** `ranks`: tiktoken's rank table of `folder.vocab`, when already derived (prepared-cache.ts). */
+  constructor(folder: ModelFolder, ranks: string = mergeableRanks(folder.vocab)) {
     this.folder = folder;
-    this.encoder = new Tiktoken(mergeableRanks(folder.vocab), specialTokenMap(folder.addedTokens), folder.pattern);
+    this.encoder = new Tiktoken(ranks, specialTokenMap(folder.addedTokens), folder.pattern);
     this.addedByContent = new Map(folder.addedTokens.map((t) => [t.content, t]));
     this.specialIds = new Set(folder.addedTokens.filter((t) => t.special).map((t) => t.id));
     const maxId = Math.max(...Object.values(folder.vocab), ...folder.addedTokens.map((t) => t.id));
@@ -86,7 +88,7 @@ export class BpeTokenizer {
 }
 
 /** tiktoken's rank file: one "base64(bytes) rank" line per token. */
-function mergeableRanks(vocab: Record<string, number>): string {
+export function mergeableRanks(vocab: Record<string, number>): string {
   const lines: string[] = [];
   for (const [token, id] of Object.entries(vocab)) {
     lines.push(`${Buffer.from(byteLevelToBytes(token)).toString("base64")} ${id}`);
@@ -104,11 +106,18 @@ function escapeRegExp(s: string): string {
 
 const cache = new Map<string, BpeTokenizer>();
 
-/** The tokenizer of a model folder (default: the bundled Qwen3 one), built once and cached. */
+/**
+ * The tokenizer of a model folder (default: the bundled Qwen3 one), built once per thread and
+ * cached; its prepared form is also cached on disk for other threads and processes.
+ */
 export function getTokenizer(folderPath: string = defaultModelFolderPath()): BpeTokenizer {
   let tokenizer = cache.get(folderPath);
   if (!tokenizer) {
-    tokenizer = new BpeTokenizer(loadModelFolder(folderPath));
+    const prepared = loadPreparedModel(folderPath, () => {
+      const folder = loadModelFolder(folderPath);
+      return { folder, ranks: mergeableRanks(folder.vocab) };
+    });
+    tokenizer = new BpeTokenizer(prepared.folder, prepared.ranks);
     cache.set(folderPath, tokenizer);
   }
   return tokenizer;

@@ -80,8 +80,8 @@ describe("vllm backend", () => {
     expect(err).toBeInstanceOf(PolarError);
     const polar = err as PolarError;
     expect(polar.code).toBe("context_length");
-    expect(polar.details).toMatchObject({ maxContextTokens: 64, attempts: 1 });
-    expect((polar.details as { promptTokens?: number }).promptTokens).toBeGreaterThan(64);
+    expect(polar.details).toMatchObject({ max_context_tokens: 64, attempts: 1 });
+    expect((polar.details as { prompt_tokens?: number }).prompt_tokens).toBeGreaterThan(64);
   });
 
   test("listModels returns the served model", async () => {
