@@ -5,6 +5,7 @@
 //
 //   bun bench/pool.ts [--runs 50] [--image polar-bookworm:dev] [--batch 10] [--runtimes docker,process]
 //
+// `process` is the bwrap runtime (it has no images: the same repository is uploaded by prepare).
 // Warm hand-outs are timed in batches: the pool fills `--batch` sandboxes, then they are taken
 // one after another with no refill running (demand falls with each take), so the figure is the
 // hand-out itself; the refill that follows is what the pool hides behind queued rollouts.
@@ -16,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createDockerRuntime } from "../node/runtime/docker.ts";
 import { probeDocker } from "../node/runtime/docker-probe.ts";
+import { createProcessRuntime } from "../node/runtime/process.ts";
 import { createSandboxPool } from "../node/runtime/pool.ts";
 import { prepareSandbox } from "../node/runtime/prepare.ts";
 import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "../node/runtime/types.ts";
@@ -26,7 +28,7 @@ const { values } = parseArgs({
 const RUNS = Number(values.runs ?? 50);
 const IMAGE = values.image ?? "polar-bookworm:dev";
 const BATCH = Number(values.batch ?? 10);
-const RUNTIMES = (values.runtimes ?? "docker").split(",");
+const RUNTIMES = (values.runtimes ?? "docker,process").split(",");
 const NODE_ID = `bench-pool-${process.pid}`;
 /** What a harness start looks like from the pool's side: a process in the sandbox that answers. */
 const HARNESS = ["sh", "-c", "cd /work/repo && echo harness-ready $(ls | wc -l)"];
@@ -99,6 +101,10 @@ async function makeRuntime(name: string, root: string): Promise<SandboxRuntime |
   if (name === "docker") {
     const probe = await probeDocker([IMAGE]);
     return probe.ok ? createDockerRuntime({ docker: probe.docker, runRoot: join(root, "docker") }) : probe.reason;
+  }
+  if (name === "process") {
+    const runtime = createProcessRuntime({ root: join(root, "process") });
+    return runtime.isolated ? runtime : "bwrap is not installed (the process runtime would run unisolated)";
   }
   return `unknown runtime ${name}`;
 }

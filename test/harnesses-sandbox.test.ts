@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import type { Dialect } from "../protocol/calls.ts";
-import { createSessionService, type SessionService } from "../node/gateway/session-service.ts";
+import { sessionServiceOf, type SessionService } from "../node/gateway/session-service.ts";
 import { getHarness, pinnedBinary, type HarnessKind, type PinnedCli } from "../node/harness/index.ts";
 import { harnessMounts } from "../node/harness/sandbox-mounts.ts";
 import { DEFAULT_BRIDGE_PORT, gatewaySocketPath, runInSandbox } from "../node/harness/sandbox-runner.ts";
@@ -68,7 +68,7 @@ const timings: Record<string, number> = {};
 
 beforeAll(async () => {
   stack = await startStack({ engine: { script: SCRIPT, model: MODEL, maxModelLen: 40960 } });
-  sessions = createSessionService({ app: stack.gateway.app, adminToken: ADMIN_TOKEN, maxBodyBytes: stack.gateway.config.maxBodyBytes });
+  sessions = sessionServiceOf(stack.gateway);
 }, 120_000);
 afterAll(async () => {
   await Promise.all(sandboxes.map((s) => s.destroy()));

@@ -164,7 +164,7 @@ const timings: Record<string, number> = {};
 
 beforeAll(async () => {
   stack = await startStack({ engine: { script: SCRIPT, model: MODEL, maxModelLen: MAX_MODEL_LEN } });
-});
+}, 120_000); // the engine loads a real tokenizer: slow on a loaded machine
 afterAll(async () => {
   await stack?.stop();
   await Promise.all(roots.map((dir) => rm(dir, { recursive: true, force: true })));

@@ -126,10 +126,17 @@ export async function runOnReader(target: ExecTarget, reader: Reader, request: E
   const id = randomBytes(8).toString("hex");
   const stateDir = join(target.hostRunDir, EXEC_STATE_DIR);
   const files = { script: join(stateDir, `${id}.sh`), pid: join(stateDir, `${id}.pid`), code: join(stateDir, `${id}.code`) };
+  let script: string;
+  try {
+    script = jobScript(id, request, target.defaultCwd);
+  } catch (err) {
+    discardReader(reader);
+    throw err;
+  }
   const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   reader.stdout.limit = limit;
   reader.stderr.limit = limit;
-  await writeFile(files.script, jobScript(id, request, target.defaultCwd));
+  await writeFile(files.script, script);
 
   let timedOut = false;
   let killed = false;
@@ -166,7 +173,7 @@ export async function runOnReader(target: ExecTarget, reader: Reader, request: E
     // The job did not finish (container killed from outside, run folder removed).
     exitCode = await reader.exec.inspect().then((info) => (info.Running ? null : info.ExitCode), () => null);
   }
-  await Promise.all(Object.values(files).map((path) => rm(path, { force: true })));
+  void Promise.all(Object.values(files).map((path) => rm(path, { force: true }))).catch(() => undefined);
   return {
     exit_code: exitCode,
     stdout: reader.stdout.text(),

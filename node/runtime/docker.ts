@@ -20,8 +20,11 @@ export interface DockerRuntimeOptions {
   runRoot?: string;
   /** docker-init as PID 1; default true. */
   init?: boolean;
-  /** Start the first exec's reader before create() returns (fast first command); default true. */
-  armReader?: boolean;
+  /**
+   * Exec readers kept started ahead of commands (see docker-exec.ts), ready before create()
+   * returns; default 2 (a prepare upload and the harness both start at once). 0: none.
+   */
+  standbyReaders?: number;
 }
 
 export function defaultDockerRunRoot(): string {
@@ -36,6 +39,9 @@ function dockerError(err: unknown, doing: string): PolarError {
   return new PolarError(e.statusCode === 404 ? "not_found" : "internal", `docker: ${doing}: ${message}`);
 }
 
+const ARCHIVE_TIMEOUT_MS = 300_000;
+const REARM_IDLE_MS = 100;
+
 function isNotFound(err: unknown): boolean {
   return (err as { statusCode?: number }).statusCode === 404;
 }
@@ -43,9 +49,11 @@ function isNotFound(err: unknown): boolean {
 class DockerSandbox implements Sandbox {
   readonly backend = "docker" as const;
   private destroying: Promise<void> | undefined;
-  /** A reader started ahead of the next exec (see docker-exec.ts). */
-  private standby: Promise<Reader> | undefined;
+  /** Readers started ahead of the next execs (see docker-exec.ts). */
+  private readonly standby: Promise<Reader>[] = [];
   private readonly target: ExecTarget;
+  private running = 0;
+  private rearmTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly id: string,
@@ -53,24 +61,24 @@ class DockerSandbox implements Sandbox {
     readonly hostRunDir: string,
     docker: Docker,
     private readonly container: Docker.Container,
+    private readonly standbyReaders: number,
   ) {
     this.target = { docker, container, hostRunDir, defaultCwd: spec.workdir };
   }
 
-  /** Starts the standby reader; resolves once it is ready (failures surface at the next exec). */
+  /** Starts standby readers up to the configured number; resolves once they are ready. */
   arm(): Promise<void> {
-    if (this.destroying) return Promise.resolve();
-    const reader = startReader(this.target);
-    this.standby = reader;
-    return reader.then(
-      () => undefined,
-      () => undefined,
-    );
+    const started: Promise<unknown>[] = [];
+    while (!this.destroying && this.running === 0 && this.standby.length < this.standbyReaders) {
+      const reader = startReader(this.target);
+      this.standby.push(reader);
+      started.push(reader.catch(() => undefined)); // a failure surfaces at the exec that takes it
+    }
+    return Promise.all(started).then(() => undefined);
   }
 
   private async reader(): Promise<Reader> {
-    const armed = this.standby;
-    this.standby = undefined;
+    const armed = this.standby.shift();
     const ready = armed ? await armed.catch(() => undefined) : undefined;
     if (ready && !ready.isEnded()) return ready;
     return startReader(this.target);
@@ -88,12 +96,17 @@ class DockerSandbox implements Sandbox {
     this.checkUsable();
     const argv = typeof request.command === "string" ? [request.command] : request.command;
     if (argv.length === 0) throw new PolarError("bad_request", "empty command");
+    this.running++;
+    clearTimeout(this.rearmTimer);
     try {
       const reader = await this.reader();
-      void this.arm(); // the next exec's reader starts while this one runs
       return await runOnReader(this.target, reader, request);
     } catch (err) {
       throw dockerError(err, `exec in ${this.id}`);
+    } finally {
+      // Readers are replaced once the sandbox is idle: a runc exec beside a running command
+      // slows that command down several times on a busy host.
+      if (--this.running === 0) this.rearmTimer = setTimeout(() => void this.arm(), REARM_IDLE_MS);
     }
   }
 
@@ -111,20 +124,24 @@ class DockerSandbox implements Sandbox {
     await this.putArchive(await packDirectory(hostDir), sandboxPath);
   }
 
+  /**
+   * Through `tar -x` on an exec reader (a fork in the sandbox; the engine's archive API re-execs
+   * a helper per call, ~10× slower on a loaded host); images without tar use the archive API.
+   */
   async putArchive(tar: Uint8Array, sandboxPath: string): Promise<void> {
     this.checkUsable();
     const path = this.inSandbox(sandboxPath);
-    const put = () => this.container.putArchive(Buffer.from(tar), { path });
+    const extracted = await this.exec({
+      command: ["/bin/sh", "-c", 'mkdir -p "$1" && exec tar -x -f - -C "$1" --no-same-owner', "polar-put", path],
+      stdin: tar,
+      timeoutMs: ARCHIVE_TIMEOUT_MS,
+      maxOutputBytes: 64 * 1024,
+    });
+    if (extracted.exit_code === 0) return;
     try {
-      await put();
+      await this.container.putArchive(Buffer.from(tar), { path });
     } catch (err) {
-      if (!isNotFound(err)) throw dockerError(err, `put archive at ${path}`);
-      // Docker extracts only into an existing folder.
-      const made = await this.exec({ command: ["mkdir", "-p", path] });
-      if (made.exit_code !== 0) throw new PolarError("internal", `mkdir -p ${path} failed: ${made.stderr.trim()}`);
-      await put().catch((again) => {
-        throw dockerError(again, `put archive at ${path}`);
-      });
+      throw dockerError(err, `put archive at ${path} (tar in the sandbox: ${extracted.stderr.trim() || extracted.exit_code})`);
     }
   }
 
@@ -154,8 +171,8 @@ class DockerSandbox implements Sandbox {
 
   destroy(): Promise<void> {
     this.destroying ??= (async () => {
-      void this.standby?.then(discardReader, () => undefined);
-      this.standby = undefined;
+      clearTimeout(this.rearmTimer);
+      for (const reader of this.standby.splice(0)) void reader.then(discardReader, () => undefined);
       await this.container.remove({ force: true, v: true }).catch((err) => {
         if (!isNotFound(err) && !/already in progress/.test(String(err))) throw dockerError(err, `remove ${this.id}`);
       });
@@ -169,7 +186,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
   const docker = options.docker ?? new Docker();
   const runRoot = options.runRoot ?? defaultDockerRunRoot();
   const init = options.init ?? true;
-  const armReader = options.armReader ?? true;
+  const standbyReaders = options.standbyReaders ?? 2;
   return {
     backend: "docker",
     isolated: true,
@@ -188,8 +205,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
         await rm(hostRunDir, { recursive: true, force: true });
         throw dockerError(err, `create sandbox from ${spec.image}`);
       }
-      const sandbox = new DockerSandbox(sandboxId, spec, hostRunDir, docker, container);
-      if (armReader) await sandbox.arm();
+      const sandbox = new DockerSandbox(sandboxId, spec, hostRunDir, docker, container, standbyReaders);
+      await sandbox.arm();
       return sandbox;
     },
     async removeLeftovers(nodeId: string): Promise<number> {

@@ -225,3 +225,14 @@ describe("process runtime without bwrap", () => {
     expect(await hostProcesses(["sleep", "4245.5"])).toEqual([]);
   }, 30_000);
 });
+
+describe("stdin and stdout together", () => {
+  test("a large stdin echoed back does not deadlock", async () => {
+    const runtime = createProcessRuntime({ root, bwrap: BWRAP ? undefined : null, warn: () => {} });
+    const sandbox = await make(runtime);
+    const input = "x".repeat(4 * 1024 * 1024);
+    const result = await sandbox.exec({ command: "cat", stdin: input, timeoutMs: 60_000 });
+    expect(result.timed_out).toBe(false);
+    expect(result.stdout.length).toBe(input.length);
+  }, 90_000);
+});

@@ -97,12 +97,13 @@ class ProcessSandbox implements Sandbox {
     const cwd = request.cwd ?? this.spec.workdir;
     const env: Record<string, string> = { PATH: SANDBOX_PATH, HOME: SANDBOX_HOME, LANG: "C.UTF-8", ...this.spec.env, ...request.env };
     const marker = { [MARKER_ENV]: this.dir };
+    let pid: number | undefined;
     const common = {
       stdin: request.stdin,
       timeoutMs: request.timeoutMs,
       signal: request.signal,
       maxOutputBytes: request.maxOutputBytes,
-      onSpawn: (pid: number) => this.running.add(pid),
+      onSpawn: (spawned: number) => this.running.add((pid = spawned)),
     };
     let started: Promise<SpawnCaptureResult>;
     if (this.bwrap) {
@@ -113,8 +114,7 @@ class ProcessSandbox implements Sandbox {
       started = spawnCapture({ ...common, argv, cwd: this.hostPath(cwd), env: { ...env, HOME: this.hostPath(env.HOME ?? SANDBOX_HOME), ...marker } });
     }
     return started.finally(() => {
-      // The pid is only known inside spawnCapture; forget every pid whose process is gone.
-      for (const pid of this.running) if (!existsSync(`/proc/${pid}`)) this.running.delete(pid);
+      if (pid !== undefined) this.running.delete(pid);
     });
   }
 

@@ -46,6 +46,15 @@ async function readBounded(stream: ReadableStream<Uint8Array>, limit: number): P
   return { bytes: Buffer.concat(chunks), dropped };
 }
 
+async function feed(stdin: import("bun").FileSink, input: string | Uint8Array): Promise<void> {
+  try {
+    stdin.write(input);
+    await stdin.end();
+  } catch {
+    // the command exited without reading all its input
+  }
+}
+
 /** SIGKILL to the process group the child leads (it is spawned detached). */
 export function killProcessGroup(pid: number): void {
   try {
@@ -67,17 +76,10 @@ export async function spawnCapture(request: SpawnCaptureRequest): Promise<SpawnC
     detached: true, // its own process group, so a kill reaches every descendant
   });
   request.onSpawn?.(child.pid);
-  if (request.stdin !== undefined && child.stdin) {
-    const stdin = child.stdin;
-    try {
-      stdin.write(request.stdin);
-      await stdin.end();
-    } catch {
-      // the command exited without reading its input
-    }
-  }
+  // Readers first: a command that writes while we still feed its stdin must not block us both.
   const stdout = readBounded(child.stdout, limit);
   const stderr = readBounded(child.stderr, limit);
+  if (request.stdin !== undefined && child.stdin) void feed(child.stdin, request.stdin);
   let timedOut = false;
   const kill = () => killProcessGroup(child.pid);
   const timer = request.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), kill()), request.timeoutMs);

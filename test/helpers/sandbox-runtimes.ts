@@ -1,9 +1,11 @@
 // Why: the sandboxed-harness tests run the same cases on every runtime this machine has (bwrap,
 // a Docker engine); this lists them, says visibly why one is missing, and lends the host's
 // strace to a sandbox (on PATH under bwrap; bind-mounted with its libraries into a container).
-import { existsSync, realpathSync } from "node:fs";
-import { basename, join } from "node:path";
+import { realpathSync } from "node:fs";
+import { basename } from "node:path";
 import { findBwrap } from "../../node/runtime/bwrap.ts";
+import { createDockerRuntime } from "../../node/runtime/docker.ts";
+import { probeDocker } from "../../node/runtime/docker-probe.ts";
 import { createProcessRuntime } from "../../node/runtime/process.ts";
 import { RuntimeSpec, type Mount, type SandboxRuntime } from "../../node/runtime/types.ts";
 
@@ -32,15 +34,11 @@ export async function sandboxRuntimes(): Promise<RuntimeCase[]> {
 
 async function dockerCase(): Promise<RuntimeCase> {
   const spec = RuntimeSpec.parse({ backend: "docker", image: DOCKER_IMAGE, cap_add: ["SYS_PTRACE"] });
-  const modulePath = join(import.meta.dir, "..", "..", "node", "runtime", "docker.ts");
-  const required = process.env.POLAR_REQUIRE_DOCKER === "1";
-  if (!existsSync(modulePath)) return { name: "docker", runtime: null, missing: "node/runtime/docker.ts not on this branch", spec };
-  if (!process.env.DOCKER_HOST && !existsSync("/var/run/docker.sock") && !required) {
-    return { name: "docker", runtime: null, missing: "no Docker engine (set DOCKER_HOST)", spec };
-  }
-  // Loaded by path so this helper type-checks and runs on branches without the docker runtime.
-  const { createDockerRuntime } = (await import(modulePath)) as { createDockerRuntime: () => SandboxRuntime };
-  return { name: "docker", runtime: createDockerRuntime(), spec };
+  const probe = await probeDocker([DOCKER_IMAGE]);
+  if (probe.ok) return { name: "docker", runtime: createDockerRuntime({ docker: probe.docker }), spec };
+  // Required: keep the runtime so the tests run and fail on the engine's own error.
+  if (process.env.POLAR_REQUIRE_DOCKER === "1") return { name: "docker", runtime: createDockerRuntime(), spec };
+  return { name: "docker", runtime: null, missing: probe.reason, spec };
 }
 
 /** The host's shared libraries `binary` loads (from ldd), resolved to files. */
