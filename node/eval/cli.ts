@@ -1,6 +1,9 @@
 // Why: `polar tasks validate FILE` — check a task file the SWE-bench way (gold → 1, unmodified
 // → 0) in real sandboxes of the chosen runtime, print a table, exit non-zero on any failure.
 import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Task } from "../../protocol/task.ts";
 import { RUNTIME_BACKENDS } from "../../protocol/runtime.ts";
 import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
 import { createDockerRuntime } from "../runtime/docker.ts";
@@ -18,6 +21,15 @@ const FLAGS: FlagSpecs = {
   json: { type: "boolean", help: "print one JSON object per task instead of the table" },
 };
 
+/** A task file, or every *.jsonl file in a folder (`polar tasks validate tasks/`). */
+function taskFiles(path: string): string[] {
+  if (!existsSync(path)) throw new UsageError(`${path}: no such file or folder`);
+  if (!statSync(path).isDirectory()) return [path];
+  const files = readdirSync(path).filter((f) => f.endsWith(".jsonl")).sort().map((f) => join(path, f));
+  if (files.length === 0) throw new UsageError(`${path}: no .jsonl task files in this folder`);
+  return files;
+}
+
 function runtimeFor(backend: (typeof RUNTIME_BACKENDS)[number]): SandboxRuntime {
   return backend === "docker" ? createDockerRuntime() : createProcessRuntime();
 }
@@ -29,14 +41,19 @@ function row(r: TaskValidation): string {
 
 async function validate(argv: string[]): Promise<void> {
   const file = argv[0];
-  if (!file || file.startsWith("-")) throw new UsageError("usage: polar tasks validate FILE [--runtime docker|process] [--only ids] [--concurrency N] [--json]");
+  if (!file || file.startsWith("-")) throw new UsageError("usage: polar tasks validate FILE|FOLDER [--runtime docker|process] [--only ids] [--concurrency N] [--json]");
   const values = parseFlags("tasks validate", SUMMARY, FLAGS, argv.slice(1));
   if (!values) return;
   const backend = oneOf(values, "runtime", RUNTIME_BACKENDS) ?? "docker";
   const only = stringFlag(values, "only")?.split(",").map((s) => s.trim()).filter(Boolean);
   const json = values.json === true;
-  const loaded = await loadTaskFile(file);
-  for (const issue of loaded.issues) console.error(`${file}:${issue.line}: ${issue.field || "(row)"}: ${issue.message}`);
+  const loaded = { tasks: [] as Task[], issues: 0 };
+  for (const path of taskFiles(file)) {
+    const one = await loadTaskFile(path);
+    for (const issue of one.issues) console.error(`${path}:${issue.line}: ${issue.field || "(row)"}: ${issue.message}`);
+    loaded.tasks.push(...one.tasks);
+    loaded.issues += one.issues.length;
+  }
   const tasks = only ? loaded.tasks.filter((t) => only.includes(t.task_id)) : loaded.tasks;
   const runtime = runtimeFor(backend);
   const nodeId = `polar-validate-${randomBytes(4).toString("hex")}`;
@@ -51,8 +68,8 @@ async function validate(argv: string[]): Promise<void> {
       },
     });
     const failed = results.filter((r) => !r.ok).length;
-    if (!json) console.log(`${results.length - failed}/${results.length} tasks valid${loaded.issues.length ? `, ${loaded.issues.length} malformed row issue(s)` : ""}`);
-    if (failed > 0 || loaded.issues.length > 0 || tasks.length === 0) process.exitCode = 1;
+    if (!json) console.log(`${results.length - failed}/${results.length} tasks valid${loaded.issues ? `, ${loaded.issues} malformed row issue(s)` : ""}`);
+    if (failed > 0 || loaded.issues > 0 || tasks.length === 0) process.exitCode = 1;
   } finally {
     await runtime.removeLeftovers(nodeId).catch(() => undefined);
   }
@@ -61,5 +78,5 @@ async function validate(argv: string[]): Promise<void> {
 export async function runTasksCli(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === "validate") return validate(rest);
-  throw new UsageError(`usage: polar tasks validate FILE [--runtime docker|process]${sub && sub !== "--help" ? `\nunknown subcommand "${sub}"` : ""}`);
+  throw new UsageError(`usage: polar tasks validate FILE|FOLDER [--runtime docker|process]${sub && sub !== "--help" ? `\nunknown subcommand "${sub}"` : ""}`);
 }

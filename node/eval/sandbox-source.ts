@@ -3,7 +3,6 @@
 // from a runtime, and prepares the task in it (repository, setup, evaluation-only steps).
 import { realpathSync } from "node:fs";
 import type { Task } from "../../protocol/task.ts";
-import { PolarError } from "../errors.ts";
 import { prepareSandbox } from "../runtime/prepare.ts";
 import { RuntimeSpec, SANDBOX_NODE_DIR, type Mount, type Sandbox, type SandboxRuntime } from "../runtime/types.ts";
 
@@ -11,17 +10,21 @@ import { RuntimeSpec, SANDBOX_NODE_DIR, type Mount, type Sandbox, type SandboxRu
 export interface SandboxSource {
   take(spec: RuntimeSpec, labels: { rollout_id: string }, signal?: AbortSignal): Promise<Sandbox>;
   release(sandbox: Sandbox): Promise<void>;
+  /** True when take() hands out sandboxes with the task's prepare already run (a pool with prepareInPool). */
+  readonly preparesTasks?: boolean;
 }
 
-/** The host's node binary, read-only at SANDBOX_NODE_DIR/bin/node (JavaScript tasks run their tests with it). */
-export function hostNodeMount(): Mount {
+/**
+ * The host's node binary, read-only at SANDBOX_NODE_DIR/bin/node (JavaScript tasks run their tests
+ * with it); none when the host has no node (their test logs then say `node: not found`).
+ */
+export function hostNodeMounts(): Mount[] {
   const node = Bun.which("node");
-  if (!node) throw new PolarError("internal", "node is not on PATH: JavaScript tasks cannot run their tests");
-  return { host: realpathSync(node), sandbox: `${SANDBOX_NODE_DIR}/bin/node`, readonly: true };
+  return node ? [{ host: realpathSync(node), sandbox: `${SANDBOX_NODE_DIR}/bin/node`, readonly: true }] : [];
 }
 
 /** Sandboxes created on demand and destroyed on release (no prewarming). */
-export function runtimeSource(runtime: SandboxRuntime, nodeId: string, mounts: Mount[] = [hostNodeMount()]): SandboxSource {
+export function runtimeSource(runtime: SandboxRuntime, nodeId: string, mounts: Mount[] = hostNodeMounts()): SandboxSource {
   return {
     take: (spec, labels) => runtime.create({ spec, labels: { node_id: nodeId, rollout_id: labels.rollout_id }, mounts }),
     release: (sandbox) => sandbox.destroy(),
@@ -41,7 +44,7 @@ export async function freshEvalSandbox(source: SandboxSource, task: Task, rollou
   const spec = taskRuntimeSpec(task);
   const sandbox = await source.take(spec, { rollout_id: rolloutId }, signal);
   try {
-    await prepareSandbox(sandbox, spec.prepare, signal);
+    if (!source.preparesTasks) await prepareSandbox(sandbox, spec.prepare, signal);
     await prepareSandbox(sandbox, task.runtime?.eval_prepare ?? [], signal);
     return sandbox;
   } catch (err) {

@@ -35,8 +35,8 @@ const tmp = mkdtempSync(join(tmpdir(), "polar-validate-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("polar tasks validate", () => {
-  test("every bundled task in the process runtime (bwrap)", () => {
-    expectAllValid(validate(TASKS, ["--runtime", "process"]));
+  test("every bundled task in the process runtime (bwrap), the task folder given as in the issue (`tasks/`)", () => {
+    expectAllValid(validate(join(ROOT, "tasks"), ["--runtime", "process"]));
   }, 900_000);
 
   test("a task whose gold patch does not fix the bug fails validation and the command exits non-zero", () => {
@@ -50,11 +50,13 @@ describe("polar tasks validate", () => {
     writeFileSync(file, `${JSON.stringify(task)}\n${JSON.stringify(broken)}\n`);
     const result = validate(file, ["--runtime", "process"]);
     expect(result.code).toBe(1);
-    expect(result.rows.map((r) => [r.task_id, r.ok, r.gold_reward, r.empty_reward])).toEqual([
-      ["js-leap-year-century", true, 1, 0],
+    // Rows are printed as tasks finish (two at a time), so in any order.
+    const rowsById = [...result.rows].sort((a, b) => a.task_id.localeCompare(b.task_id));
+    expect(rowsById.map((r) => [r.task_id, r.ok, r.gold_reward, r.empty_reward])).toEqual([
       ["broken-gold", false, 0, 0],
+      ["js-leap-year-century", true, 1, 0],
     ]);
-    expect(result.rows[1]!.problem).toContain("gold patch gave 0 not 1: unresolved");
+    expect(rowsById[0]!.problem).toContain("gold patch gave 0 not 1: unresolved");
   }, 300_000);
 });
 

@@ -1,5 +1,6 @@
 // Why: `polar mock-engine` — run the vLLM/SGLang-compatible mock engine from a shell (demo,
 // manual tests, harness experiments). Flags map one to one onto MockEngineOptions.
+import { existsSync } from "node:fs";
 import { type FlagSpecs, UsageError, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../cli/args.ts";
 import { ENGINE_APIS, MockEngineOptionsSchema, type MockEngineOptionsInput } from "./options.ts";
 import { loadScriptFile } from "./script.ts";
@@ -41,7 +42,7 @@ export function parseMockEngineArgs(argv: string[]): MockEngineOptionsInput | nu
     maxModelLen: intFlag(values, "max-model-len"),
     seed: intFlag(values, "seed"),
     script: script !== undefined ? readScript(script) : undefined,
-    tasks: stringFlag(values, "tasks"),
+    tasks: taskFile(stringFlag(values, "tasks")),
     successProbability: numberFlag(values, "success-probability"),
     ttftMs: numberFlag(values, "ttft-ms"),
     msPerToken: numberFlag(values, "ms-per-token"),
@@ -66,6 +67,11 @@ export async function runMockEngineCli(argv: string[]): Promise<void> {
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+}
+
+function taskFile(path: string | undefined): string | undefined {
+  if (path !== undefined && !existsSync(path)) throw new UsageError(`--tasks ${path}: no such file`);
+  return path;
 }
 
 function readScript(path: string): MockEngineOptionsInput["script"] {

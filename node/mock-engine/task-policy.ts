@@ -78,6 +78,12 @@ function solvable(task: Task): SolvableTask | undefined {
   };
 }
 
+/** The conversation from the first assistant turn on (system prompts and tool docs left out). */
+function ownTurns(promptText: string): string {
+  const first = promptText.indexOf("<|im_start|>assistant");
+  return first === -1 ? "" : promptText.slice(first);
+}
+
 function applyCommand(patch: string): string {
   return `git apply <<'${HEREDOC}'\n${patch}${HEREDOC}\ngit diff --stat`;
 }
@@ -109,7 +115,7 @@ export class TaskPolicy {
     const prompt = collapse(promptText);
     const task = this.tasks.find((t) => prompt.includes(t.key));
     if (!task) return undefined;
-    const fixes = facts.turn === 0 ? this.decide(promptText) : !promptText.includes(WRONG_PATH_READ);
+    const fixes = facts.turn === 0 ? this.decide(promptText) : !ownTurns(promptText).includes(WRONG_PATH_READ);
     return fixes ? this.solvingStep(task, facts.turn) : this.wrongStep(task, facts.turn);
   }
 
