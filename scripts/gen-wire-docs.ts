@@ -9,9 +9,11 @@ import * as admin from "../protocol/admin.ts";
 import * as calls from "../protocol/calls.ts";
 import * as chat from "../protocol/chat.ts";
 import * as errors from "../protocol/errors.ts";
+import * as evaluation from "../protocol/evaluation.ts";
 import * as rollout from "../protocol/rollout.ts";
 import * as runtime from "../protocol/runtime.ts";
 import * as sessions from "../protocol/sessions.ts";
+import * as task from "../protocol/task.ts";
 import * as trace from "../protocol/trace.ts";
 
 export const WIRE_DOCS_PATH = resolve(import.meta.dir, "../docs/wire.md");
@@ -24,8 +26,10 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "trace.ts", title: "Traces (rebuilt trajectories)", exports: trace },
   { file: "admin.ts", title: "Admin API and health", exports: admin },
   { file: "errors.ts", title: "Errors", exports: errors },
-  { file: "rollout.ts", title: "Rollout API (Polar's TaskRequest)", exports: rollout },
+  { file: "rollout.ts", title: "Rollout API (Polar's TaskRequest, SessionResult, TaskStatus, TaskResult)", exports: rollout },
   { file: "runtime.ts", title: "Sandbox runtime (Polar's RuntimeSpec)", exports: runtime },
+  { file: "task.ts", title: "Task files", exports: task },
+  { file: "evaluation.ts", title: "Evaluation detail", exports: evaluation },
 ];
 
 const ENDPOINTS: [string, string][] = [
@@ -38,6 +42,9 @@ const ENDPOINTS: [string, string][] = [
   ["`POST /v1/admin/pause`, `GET /v1/admin/state`", "[AdminState](#adminstate)"],
   ["`POST /v1/admin/resume`", "body [ResumeBody](#resumebody) → [AdminState](#adminstate)"],
   ["`GET /health`", "[Health](#health)"],
+  ["`POST /rollout/task/submit` (polar node)", "body [TaskRequest](#taskrequest) → [TaskSubmitted](#tasksubmitted); 422 `detail: [{loc, msg, type}]`, 409 when the task id is running"],
+  ["`GET /rollout/task/:id`, `DELETE /rollout/task/:id[?register_if_missing=true]`", "[TaskStatus](#taskstatus)"],
+  ["`callback_url` (POSTed once per task)", "[TaskResult](#taskresult)"],
   ["errors of the routes above, and unknown paths outside the LLM APIs", "[AdminErrorBody](#adminerrorbody)"],
   ["errors under `/v1/chat/*`, `/v1/responses*` (and `/v1/models*` without `anthropic-version`)", "[OpenAiErrorBody](#openaierrorbody)"],
   ["errors under `/v1/messages*` (and `/v1/models*` with `anthropic-version`)", "[AnthropicErrorBody](#anthropicerrorbody)"],
