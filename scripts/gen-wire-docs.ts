@@ -9,11 +9,11 @@ import * as admin from "../protocol/admin.ts";
 import * as calls from "../protocol/calls.ts";
 import * as chat from "../protocol/chat.ts";
 import * as errors from "../protocol/errors.ts";
+import * as evaluation from "../protocol/evaluation.ts";
 import * as rollout from "../protocol/rollout.ts";
 import * as runtime from "../protocol/runtime.ts";
 import * as sessions from "../protocol/sessions.ts";
 import * as trace from "../protocol/trace.ts";
-import * as evaluation from "../protocol/evaluation.ts";
 import * as harnessNames from "../protocol/harness-names.ts";
 import * as nodeLink from "../protocol/node-link.ts";
 import * as task from "../protocol/task.ts";
@@ -29,7 +29,7 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "trace.ts", title: "Traces (rebuilt trajectories)", exports: trace },
   { file: "admin.ts", title: "Admin API and health", exports: admin },
   { file: "errors.ts", title: "Errors", exports: errors },
-  { file: "rollout.ts", title: "Rollout API (Polar's TaskRequest)", exports: rollout },
+  { file: "rollout.ts", title: "Rollout API (Polar's TaskRequest, SessionResult, TaskStatus, TaskResult)", exports: rollout },
   { file: "runtime.ts", title: "Sandbox runtime (Polar's RuntimeSpec)", exports: runtime },
   { file: "harness-names.ts", title: "Harness and builder names (Polar's spelling and ours)", exports: harnessNames },
   { file: "task.ts", title: "Task files (TaskRequest + SWE-bench rows)", exports: task },
@@ -48,6 +48,9 @@ const ENDPOINTS: [string, string][] = [
   ["`POST /v1/admin/pause`, `GET /v1/admin/state`", "[AdminState](#adminstate)"],
   ["`POST /v1/admin/resume`", "body [ResumeBody](#resumebody) → [AdminState](#adminstate)"],
   ["`GET /health`", "[Health](#health)"],
+  ["`POST /rollout/task/submit` (polar node)", "body [TaskRequest](#taskrequest) → [TaskSubmitted](#tasksubmitted); 422 `detail: [{loc, msg, type}]`, 409 when the task id is running"],
+  ["`GET /rollout/task/:id`, `DELETE /rollout/task/:id[?register_if_missing=true]`", "[TaskStatus](#taskstatus)"],
+  ["`callback_url` (POSTed once per task)", "[TaskResult](#taskresult)"],
   ["errors of the routes above, and unknown paths outside the LLM APIs", "[AdminErrorBody](#adminerrorbody)"],
   ["errors under `/v1/chat/*`, `/v1/responses*` (and `/v1/models*` without `anthropic-version`)", "[OpenAiErrorBody](#openaierrorbody)"],
   ["errors under `/v1/messages*` (and `/v1/models*` with `anthropic-version`)", "[AnthropicErrorBody](#anthropicerrorbody)"],

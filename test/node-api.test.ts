@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { RolloutTrace, TaskResult } from "../protocol/rollout.ts";
 import { pinnedBinary } from "../node/harness/common.ts";
 import { probeDocker } from "../node/runtime/docker-probe.ts";
-import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
+import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 
 // Docker when an engine answers with the bundled image, the process runtime (bwrap) otherwise.
 const docker = process.env.DOCKER_HOST ? await probeDocker(["polar-bookworm:dev"]) : { ok: false as const, reason: "DOCKER_HOST unset" };
@@ -162,4 +162,19 @@ describe("a bundled task end to end", () => {
     expect(((await ghost.json()) as { status: string }).status).toBe("cancelled");
     expect((await submit(stack.node.url, { task_id: "ghost-1", instruction: "x", agent: { harness: "mini" } })).status).toBe(409);
   }, 120_000);
+});
+
+describe("admin (admin token)", () => {
+  test("gateway pause/resume with a policy version through the node; drain refuses new tasks", async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
+    const paused = (await (await fetch(`${stack.node.url}/v1/admin/pause`, { method: "POST", headers: admin })).json()) as { paused: boolean };
+    expect(paused.paused).toBe(true);
+    const resumed = (await (await fetch(`${stack.node.url}/v1/admin/resume`, { method: "POST", headers: admin, body: JSON.stringify({ policy_version: 3 }) })).json()) as { paused: boolean; policy_version: number };
+    expect(resumed).toMatchObject({ paused: false, policy_version: 3 });
+    expect((await fetch(`${stack.node.url}/v1/admin/drain`, { method: "POST" })).status).toBe(401);
+    const drained = (await (await fetch(`${stack.node.url}/v1/admin/drain`, { method: "POST", headers: admin })).json()) as { draining: boolean };
+    expect(drained.draining).toBe(true);
+    expect((await submit(stack.node.url, { task_id: "late", instruction: "x", agent: { harness: "mini" } })).status).toBe(503);
+    expect(((await (await fetch(`${stack.node.url}/rollout/status`)).json()) as { status: string }).status).toBe("draining");
+  }, 30_000);
 });
