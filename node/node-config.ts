@@ -121,6 +121,6 @@ export function envLayer(env: Record<string, string | undefined>): Record<string
     admin_token: env.POLAR_ADMIN_TOKEN,
     node_id: env.POLAR_NODE_ID,
     db: env.POLAR_NODE_DB,
-    coordinator: { url: env.POLAR_COORDINATOR_URL, token: env.POLAR_NODE_TOKEN },
+    ...(env.POLAR_COORDINATOR_URL || env.POLAR_NODE_TOKEN ? { coordinator: { url: env.POLAR_COORDINATOR_URL, token: env.POLAR_NODE_TOKEN } } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
+import { BOOKWORM, dockerForTests, expectNoContainers } from "../node/runtime/docker-test-env.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "polar-cluster-"));
@@ -40,9 +41,9 @@ async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   return text.split("\n")[0]!;
 }
 
-function startNode(id: string, coordinatorUrl: string): ReturnType<typeof Bun.spawn> {
+function startNode(id: string, coordinatorUrl: string, runtime: "process" | "docker" = "process"): ReturnType<typeof Bun.spawn> {
   return spawn(
-    ["node", "--node-id", id, "--port", "0", "--db", join(dir, `${id}.db`), "--runtime", "process", "--engine", engine.url, "--coordinator", coordinatorUrl, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
+    ["node", "--node-id", id, "--port", "0", "--db", join(dir, `${id}.db`), "--runtime", runtime, "--engine", engine.url, "--coordinator", coordinatorUrl, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
     { POLAR_NODE_TOKEN: TOKENS.nodeToken },
   );
 }
@@ -56,11 +57,15 @@ const TASK_ROWS = new Map(
 );
 const bundled = (id: string) => ({ task_id: id, instruction: TASK_ROWS.get(id)! });
 
+async function startCoordinator(name: string): Promise<string> {
+  const coordinator = spawn(["coordinator", "--port", "0", "--db", join(dir, `${name}.db`), "--node-grace-ms", "1500", "--heartbeat-ms", "500", "--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken]);
+  return (JSON.parse(await firstLine(coordinator.stdout as ReadableStream<Uint8Array>)) as { url: string }).url;
+}
+
 const admin = (url: string, path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
 
 test("coordinator + 2 nodes + trainer: groups end to end; a node killed mid-rollout → its rollouts finish on the other, each delivered once", async () => {
-  const coordinator = spawn(["coordinator", "--port", "0", "--db", join(dir, "coordinator.db"), "--node-grace-ms", "1500", "--heartbeat-ms", "500", "--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken]);
-  const url = (JSON.parse(await firstLine(coordinator.stdout as ReadableStream<Uint8Array>)) as { url: string }).url;
+  const url = await startCoordinator("coordinator");
   const victim = startNode("node-a", url);
   startNode("node-b", url);
   await waitFor(async () => (await admin(url, "/v1/admin/nodes")).nodes.filter((n: { status: string }) => n.status === "connected").length === 2, "2 nodes connected", 60_000);
@@ -96,3 +101,27 @@ test("coordinator + 2 nodes + trainer: groups end to end; a node killed mid-roll
   await waitFor(() => groups.length === 2, "both group messages");
   trainer.close();
 }, 600_000);
+
+const docker = await dockerForTests("cluster on Docker", [BOOKWORM]);
+if (docker) {
+  test("a node on the Docker runtime runs a coordinator's group in containers and leaves none behind", async () => {
+    const url = await startCoordinator("coordinator-docker");
+    const node = startNode("node-docker", url, "docker");
+    await waitFor(async () => (await admin(url, "/v1/admin/nodes")).nodes.some((n: { node_id: string; status: string }) => n.node_id === "node-docker" && n.status === "connected"), "the Docker node connected", 60_000);
+    const results: StreamedResult[] = [];
+    const trainer = new TrainerClient({ url, token: TOKENS.trainerToken, trainerId: "e2e-docker", onResult: (r) => void results.push(r) });
+    await trainer.ready();
+    const { rollout_ids } = await trainer.submit({ task: bundled("js-leap-year-century"), n: 2, agent: { harness: "mini" } });
+    await waitFor(() => results.length === 2, "2 results from containers", 300_000);
+    expect(new Set(results.map((r) => r.rollout_id))).toEqual(new Set(rollout_ids));
+    for (const r of results) {
+      expect(r.status).toBe("COMPLETED");
+      expect(r.node_id).toBe("node-docker");
+      expect([0, 1]).toContain(r.reward!);
+    }
+    trainer.close();
+    node.kill("SIGTERM");
+    await node.exited;
+    await expectNoContainers(docker, "node-docker");
+  }, 600_000);
+}
