@@ -139,6 +139,13 @@ describe("coordinator", () => {
     expect(node.running.size).toBe(0);
   }, T);
 
+  test("a group naming an unknown harness is refused at submit, before any dispatch", async () => {
+    cluster = await startCluster();
+    const trainer = await cluster.trainer("tr");
+    await expect(trainer.submit({ task: TASK, n: 2, agent: { harness: "copilot" } })).rejects.toThrow(/bad_request: unknown harness "copilot"/);
+    expect((await trainer.submit({ task: TASK, n: 1, agent: { harness: "claude_code" } })).rollout_ids.length).toBe(1);
+  }, T);
+
   test("pause is answered only when every node has drained; resume carries the version", async () => {
     cluster = await startCluster();
     const a = await cluster.node("a");

@@ -1,7 +1,8 @@
 // Why: what the coordinator does with each frame a trainer sends — submit groups, grant credits,
 // acknowledge results, cancel, policy versions, pause/resume — and how owed results are pumped
 // to it within its credits (fresh ones from memory, older ones from the store).
-import { TRAINER_PROTOCOL_VERSION, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
+import { ACCEPTED_BUILDER_NAMES, ACCEPTED_HARNESS_NAMES, builderStrategy, harnessKind } from "../protocol/harness-names.ts";
+import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import type { Coordinator } from "./coordinator.ts";
 import { requestForGroup } from "./groups.ts";
 import type { PauseBook } from "./pauses.ts";
@@ -59,6 +60,11 @@ export class TrainerHandler {
           return;
         }
         const spec = message.group;
+        const refused = unknownName(spec);
+        if (refused) {
+          peer.send({ type: "error", code: "bad_request", message: refused, request_id: message.request_id });
+          return;
+        }
         const group = await c.submitGroup({
           trainerId: stream.id,
           taskId: task.task_id,
@@ -177,6 +183,13 @@ export class TrainerHandler {
       advantages: summary.advantages,
     });
   }
+}
+
+/** Harness and builder names are checked here, not first on a node after dispatch. */
+function unknownName(spec: GroupSpec): string | null {
+  if (!harnessKind(spec.agent.harness)) return `unknown harness "${spec.agent.harness}"; expected one of ${ACCEPTED_HARNESS_NAMES.join(", ")}`;
+  if (spec.builder && !builderStrategy(spec.builder.strategy)) return `unknown builder strategy "${spec.builder.strategy}"; expected one of ${ACCEPTED_BUILDER_NAMES.join(", ")}`;
+  return null;
 }
 
 /** Token arrays dominate a result's size: ~8 bytes a token in the four per-token arrays. */
