@@ -43,6 +43,7 @@ export class CoordinatorLink {
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private delay: number;
   private stopped = false;
+  private frames: Promise<void> = Promise.resolve();
   /** Node rollout id → the coordinator's rollout id and attempt (live and owed ones). */
   private readonly byLocal = new Map<string, { rolloutId: string; attempt: number }>();
   connected = false;
@@ -81,7 +82,11 @@ export class CoordinatorLink {
     const ws = new (WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket)(url, { headers: { authorization: `Bearer ${this.options.token}` } });
     this.ws = ws;
     ws.onopen = () => void this.hello(ws);
-    ws.onmessage = (event) => void this.onFrame(String(event.data));
+    // Frames are handled one after another: a cancel must not overtake the assign it follows.
+    ws.onmessage = (event) => {
+      const text = String(event.data);
+      this.frames = this.frames.then(() => this.onFrame(text)).catch((err: unknown) => console.error(`polar node: coordinator frame failed: ${err instanceof Error ? err.message : String(err)}`));
+    };
     ws.onerror = () => {};
     ws.onclose = () => {
       if (this.ws !== ws) return;
