@@ -17,7 +17,7 @@ import { TaskCatalog } from "./task-catalog.ts";
 import { presentedToken, tokenMatches } from "./tokens.ts";
 import { TrainerHandler } from "./trainer-handler.ts";
 import type { TrainerPeer, TrainerStream } from "./trainer-streams.ts";
-import { inOrder, parseFrame, sendJson, type SocketData } from "./ws-peers.ts";
+import { drained, inOrder, parseFrame, sendJson, wakeDrainWaiters, type SocketData } from "./ws-peers.ts";
 
 export interface RunningCoordinator {
   url: string;
@@ -31,7 +31,7 @@ function nodePeer(ws: ServerWebSocket<SocketData>): NodePeer {
 }
 
 function trainerPeer(ws: ServerWebSocket<SocketData>): TrainerPeer {
-  return { send: (m) => sendJson(ws, m), close: (code, reason) => ws.close(code, reason) };
+  return { send: (m) => sendJson(ws, m), drained: () => drained(ws), close: (code, reason) => ws.close(code, reason) };
 }
 
 export async function startCoordinator(input: CoordinatorConfigInput): Promise<RunningCoordinator> {
@@ -57,13 +57,21 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
       if (!role) return app.fetch(req);
       const expected = role === "node" ? config.nodeToken : config.trainerToken;
       if (!tokenMatches(presentedToken(req.headers), expected)) return Response.json({ error: { code: "unauthorized", message: `${role} token required` } }, { status: 401 });
-      if (srv.upgrade(req, { data: { role, badFrames: 0, chain: Promise.resolve(), attached: null, onClose: null } })) return undefined;
+      if (srv.upgrade(req, { data: { role, badFrames: 0, chain: Promise.resolve(), attached: null, onClose: null, drainWaiters: [] } })) return undefined;
       return Response.json({ error: { code: "bad_request", message: "expected a WebSocket upgrade" } }, { status: 426 });
     },
     websocket: {
       // Nodes send results with traces; trainers send small control frames.
       maxPayloadLength: Math.max(config.maxNodeFrameBytes, config.maxTrainerFrameBytes),
       idleTimeout: 0,
+      // Bun drops a frame sent past its backpressure limit; a frame is never dropped here: the
+      // result pump waits for `drain` above SEND_HIGH_WATER_BYTES, and a peer that lets this much
+      // pile up anyway is closed (it reconnects and gets what it is owed again).
+      backpressureLimit: 256 * 1024 * 1024,
+      closeOnBackpressureLimit: true,
+      drain(ws) {
+        wakeDrainWaiters(ws);
+      },
       message(ws, raw) {
         const limit = ws.data.role === "node" ? config.maxNodeFrameBytes : config.maxTrainerFrameBytes;
         if ((typeof raw === "string" ? Buffer.byteLength(raw) : raw.length) > limit) {
@@ -74,6 +82,7 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
         else onTrainerFrame(ws, raw);
       },
       close(ws) {
+        wakeDrainWaiters(ws);
         ws.data.onClose?.();
       },
     },

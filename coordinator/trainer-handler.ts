@@ -158,6 +158,8 @@ export class TrainerHandler {
           stream.queued.delete(id);
           const result = found.get(id);
           if (!result || !stream.peer) continue; // pruned, or the trainer left (it is owed again on reconnect)
+          await stream.peer.drained();
+          if (!stream.peer) continue;
           const bytes = stream.peer.send({ type: "result", result });
           stream.credits--;
           stream.inFlight.add(id);

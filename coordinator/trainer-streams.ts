@@ -6,6 +6,8 @@ import type { CoordinatorToTrainer, StreamedResult } from "../protocol/trainer-s
 export interface TrainerPeer {
   /** Returns the frame's size in bytes. */
   send(message: CoordinatorToTrainer): number;
+  /** Resolves once the connection can take more (its send buffer drained). */
+  drained(): Promise<void>;
   close(code: number, reason: string): void;
 }
 

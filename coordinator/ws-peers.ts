@@ -12,6 +12,22 @@ export interface SocketData {
   /** Set by the endpoint once the handshake succeeded. */
   attached: unknown;
   onClose: (() => void) | null;
+  /** Woken by the socket's `drain` (its send buffer emptied). */
+  drainWaiters: (() => void)[];
+}
+
+/** Frames queued beyond this wait for the socket to drain (results are large; memory stays bounded). */
+export const SEND_HIGH_WATER_BYTES = 8 * 1024 * 1024;
+
+/** Resolves once the socket's send buffer is below the high-water mark (or the socket closed). */
+export function drained(ws: ServerWebSocket<SocketData>): Promise<void> {
+  if (ws.readyState !== 1 || ws.getBufferedAmount() < SEND_HIGH_WATER_BYTES) return Promise.resolve();
+  return new Promise((resolve) => ws.data.drainWaiters.push(resolve));
+}
+
+export function wakeDrainWaiters(ws: ServerWebSocket<SocketData>): void {
+  const waiters = ws.data.drainWaiters.splice(0);
+  for (const wake of waiters) wake();
 }
 
 /** Sends a frame (when the socket is open) and returns its size in bytes. */
