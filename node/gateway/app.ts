@@ -41,6 +41,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const auth = new SessionAuth(sessions, config.adminToken, config.open);
   const gate = new PolicyGate();
   const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking });
+  const bodyLimits = { maxBytes: config.maxBodyBytes, maxDepth: config.maxJsonDepth };
   let baseUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
 
   const llm = llmRoutes({
@@ -49,14 +50,14 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     backend,
     tokenCounter: createTokenCounter(backend, config.tokenizer ? promptTokenCounter(config.tokenizer) : undefined),
     streamTiming: { headStartMs: config.streamHeadStartMs, keepAliveMs: config.keepAliveMs },
-    maxBodyBytes: config.maxBodyBytes,
+    bodyLimits,
   });
 
   const app = new Hono();
   app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
   const trajectories = new TrajectoryService(calls, config.tokenizer);
-  app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, baseUrl: () => baseUrl }));
-  app.route("/v1/admin", adminRoutes(auth, gate));
+  app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, bodyLimits, baseUrl: () => baseUrl }));
+  app.route("/v1/admin", adminRoutes(auth, gate, bodyLimits));
   app.route("/s/:token", llm);
   app.route("/", llm);
   app.notFound((c) => adminError(c, new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`)));

@@ -18,7 +18,10 @@ export const GatewayConfig = z.object({
   /** Streamed calls wait this long for the engine before committing to 200 + keep-alives. */
   streamHeadStartMs: z.number().int().nonnegative().default(3_000),
   keepAliveMs: z.number().int().positive().default(10_000),
+  /** Bytes a request body may have (declared or chunked); more gets the dialect's 413. */
   maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
+  /** Object/array nesting a request body may have; deeper gets the dialect's 400 before any parsing. */
+  maxJsonDepth: z.number().int().positive().default(256),
   /** Trainer-side sampling: cap on max_tokens, forced temperature / top_p / thinking (sampling-policy.ts). */
   maxTokensCap: z.number().int().positive().optional(),
   temperature: z.number().min(0).optional(),

@@ -21,8 +21,9 @@ export async function startGateway(input: GatewayConfigInput, backend: Backend):
     fetch: gateway.app.fetch,
     // An engine call can take minutes; Bun's default 10 s idle timeout would cut it.
     idleTimeout: 0,
-    // Headroom so a declared-length body over the limit reaches the app's readable 413.
-    maxRequestBodySize: config.maxBodyBytes + 64 * 1024,
+    // No cap here: the app counts body bytes itself (routes/json-body.ts), so every body over
+    // the limit, declared or chunked, gets the 413 in the shape of the API it was sent to.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
   });
   const url = `http://${config.host}:${server.port}`;
   gateway.setBaseUrl(url);

@@ -4,12 +4,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { SessionAuth } from "../auth.ts";
 import type { PolicyGate } from "../policy-gate.ts";
-import { readBody } from "./json-body.ts";
+import { readBody, type BodyLimits } from "./json-body.ts";
 import { guardWithAdminToken } from "./admin-guard.ts";
 
 const ResumeBody = z.object({ policy_version: z.number().int().nonnegative().optional() }).strict();
 
-export function adminRoutes(auth: SessionAuth, gate: PolicyGate): Hono {
+export function adminRoutes(auth: SessionAuth, gate: PolicyGate, bodyLimits: BodyLimits): Hono {
   const app = guardWithAdminToken(new Hono(), auth);
 
   const state = () => ({ paused: gate.isPaused, in_flight: gate.inFlightCalls, waiting: gate.waitingCalls, policy_version: gate.policyVersion });
@@ -21,7 +21,7 @@ export function adminRoutes(auth: SessionAuth, gate: PolicyGate): Hono {
   });
 
   app.post("/resume", async (c) => {
-    const body = await readBody(c, ResumeBody);
+    const body = await readBody(c, ResumeBody, bodyLimits);
     gate.resume(body.policy_version);
     return c.json(state());
   });

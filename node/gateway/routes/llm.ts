@@ -10,7 +10,7 @@ import { parseCountTokensRequest, renderCountTokens } from "../dialects/anthropi
 import { DIALECT_ENDPOINTS, anthropicDialect, chatDialect } from "../dialects/index.ts";
 import { streamedResponse, type StreamTiming } from "../sse-response.ts";
 import type { TokenCounter } from "../token-counter.ts";
-import { readJson } from "./json-body.ts";
+import { readJson, type BodyLimits } from "./json-body.ts";
 
 export interface LlmRouteDeps {
   auth: SessionAuth;
@@ -18,7 +18,7 @@ export interface LlmRouteDeps {
   backend: Backend;
   tokenCounter: TokenCounter;
   streamTiming: StreamTiming;
-  maxBodyBytes: number;
+  bodyLimits: BodyLimits;
 }
 
 function fail(c: Context, dialect: Dialect, err: unknown): Response {
@@ -34,7 +34,7 @@ export function llmRoutes(deps: LlmRouteDeps): Hono {
     app.post(path, async (c) => {
       try {
         const session = await deps.auth.forLlmCall(c.req.param("token"), c.req.raw.headers);
-        const request = dialect.parseRequest(await readJson(c, undefined, deps.maxBodyBytes));
+        const request = dialect.parseRequest(await readJson(c, deps.bodyLimits));
         const result = deps.callPath.run({ sessionId: session.id, dialect: dialect.name, request, signal: c.req.raw.signal });
         if (request.stream) return await streamedResponse(result, dialect, request, deps.streamTiming);
         return c.json(dialect.renderResponse(await result, request) as object);
@@ -47,7 +47,7 @@ export function llmRoutes(deps: LlmRouteDeps): Hono {
   app.post("/v1/messages/count_tokens", async (c) => {
     try {
       await deps.auth.forLlmCall(c.req.param("token"), c.req.raw.headers);
-      const request = parseCountTokensRequest(await readJson(c, undefined, deps.maxBodyBytes));
+      const request = parseCountTokensRequest(await readJson(c, deps.bodyLimits));
       return c.json(renderCountTokens(await deps.tokenCounter.count(request)));
     } catch (err) {
       return fail(c, anthropicDialect, err);

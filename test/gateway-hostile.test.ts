@@ -1,0 +1,116 @@
+// Hostile and unlucky input over real HTTP (gateway on port 0, the real mock engine): bodies
+// nested too deep or too large (declared or chunked), engine 4xx, a session deleted mid-call,
+// out-of-order resumes, clients that hang up, and the structured log of each failure.
+import { afterEach, describe, expect, test } from "bun:test";
+import { startStack, type Stack } from "./helpers/stack.ts";
+
+const stacks: Stack[] = [];
+async function stack(options?: Parameters<typeof startStack>[0]): Promise<Stack> {
+  const s = await startStack(options);
+  stacks.push(s);
+  return s;
+}
+afterEach(async () => {
+  for (const s of stacks.splice(0)) await s.stop();
+});
+
+const chatBody = (content = "Say hi.") => ({ model: "m", messages: [{ role: "user", content }], max_tokens: 16 });
+const anthropicBody = { model: "m", max_tokens: 16, messages: [{ role: "user", content: "Say hi." }] };
+const responsesBody = { model: "m", input: "Say hi." };
+
+function post(url: string, body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, duplex: "half" } as RequestInit);
+}
+
+/** JSON text of an object nested `depth` levels below `{"a":…}` wrappers. */
+const nestedJson = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+
+/** A chunked body (no content-length) of `bytes` bytes of JSON-ish filler. */
+function chunkedBody(bytes: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  const chunk = new Uint8Array(64 * 1024).fill(0x20);
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= bytes) return controller.close();
+      const n = Math.min(chunk.length, bytes - sent);
+      sent += n;
+      controller.enqueue(chunk.subarray(0, n));
+    },
+  });
+}
+
+describe("nesting depth", () => {
+  test("a body nested 50,000 deep is refused with the dialect's 400 before any work; nothing recorded, /health answers", async () => {
+    const s = await stack();
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const tool = (parameters: string) => `[{"type":"function","function":{"name":"f","parameters":${parameters}}}]`;
+    const deepChat = `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"tools":${tool(nestedJson(50_000))}}`;
+    const [chat, health] = await Promise.all([post(`${s.gateway.url}/v1/chat/completions`, deepChat, key), fetch(`${s.gateway.url}/health`)]);
+    expect(health.status).toBe(200);
+    expect(chat.status).toBe(400);
+    const chatError = ((await chat.json()) as { error: { type: string; message: string } }).error;
+    expect(chatError.type).toBe("invalid_request_error");
+    expect(chatError.message).toContain("deeper than 256");
+
+    const deepAnthropic = `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":${nestedJson(50_000)}}]}`;
+    const anthropic = await post(`${s.gateway.url}/v1/messages`, deepAnthropic, key);
+    expect(anthropic.status).toBe(400);
+    expect(await anthropic.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+
+    const responses = await post(`${s.gateway.url}/v1/responses`, `{"model":"m","input":"hi","metadata":${nestedJson(50_000)}}`, key);
+    expect(responses.status).toBe(400);
+    expect(await responses.json()).toMatchObject({ error: { type: "invalid_request_error" } });
+
+    // Nothing reached the engine or the store, and no seq was spent: the next call is seq 0.
+    expect(s.engine.calls).toBe(0);
+    expect(await s.calls(session.id)).toHaveLength(0);
+    expect((await post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify(chatBody()), key)).status).toBe(200);
+    expect((await s.calls(session.id)).map((c) => c.seq)).toEqual([0]);
+  }, 120_000);
+
+  test("session metadata nested too deep is a 400, and a real schema's depth passes", async () => {
+    const s = await stack();
+    const deep = await s.admin("/v1/sessions", { method: "POST", body: `{"metadata":${nestedJson(50_000)}}` });
+    expect(deep.status).toBe(400);
+    expect(((await deep.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "bad_request" });
+    const fine = await s.admin("/v1/sessions", { method: "POST", body: `{"metadata":${nestedJson(200)}}` });
+    expect(fine.status).toBe(201);
+  }, 120_000);
+});
+
+describe("body size", () => {
+  test("bodies over the limit get the dialect's 413 at any size, declared or chunked", async () => {
+    const s = await stack({ gateway: { maxBodyBytes: 2048 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    for (const size of [4096, 1024 * 1024]) {
+      const chat = await post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify(chatBody("x".repeat(size))), key);
+      expect(chat.status).toBe(413);
+      expect(await chat.json()).toMatchObject({ error: { code: "request_too_large", message: "request body exceeds 2048 bytes" } });
+      const anthropic = await post(`${s.gateway.url}/v1/messages`, JSON.stringify({ ...anthropicBody, system: "x".repeat(size) }), key);
+      expect(anthropic.status).toBe(413);
+      expect(await anthropic.json()).toMatchObject({ type: "error", error: { type: "request_too_large" } });
+    }
+    const chunked = await post(`${s.gateway.url}/v1/responses`, chunkedBody(1024 * 1024), key);
+    expect(chunked.status).toBe(413);
+    expect(await chunked.json()).toMatchObject({ error: { code: "request_too_large" } });
+    // A chunked body under the limit is read as usual.
+    const small = new Blob([JSON.stringify(responsesBody)]).stream();
+    expect((await post(`${s.gateway.url}/v1/responses`, small, key)).status).toBe(200);
+    expect(s.engine.calls).toBe(1);
+  }, 120_000);
+
+  test("with the default 32 MiB limit, a 40 MiB body and a chunked 33.6 MB body get the dialect's 413", async () => {
+    const s = await stack();
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const declared = await post(`${s.gateway.url}/v1/messages`, JSON.stringify({ ...anthropicBody, system: "x".repeat(40 * 1024 * 1024) }), key);
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toMatchObject({ type: "error", error: { type: "request_too_large", message: "request body exceeds 33554432 bytes" } });
+    const chunked = await post(`${s.gateway.url}/v1/chat/completions`, chunkedBody(33_600_000), key);
+    expect(chunked.status).toBe(413);
+    expect(await chunked.json()).toMatchObject({ error: { code: "request_too_large" } });
+    expect(s.engine.calls).toBe(0);
+  }, 120_000);
+});
