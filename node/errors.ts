@@ -7,11 +7,13 @@ export const ERROR_CODES = [
   "unauthorized", // missing / unknown credential
   "forbidden", // a credential used where it does not grant access
   "not_found",
+  "conflict", // a request that contradicts the current state (e.g. resuming to an older policy version)
   "context_length", // prompt + max tokens exceed the model's context window
   "engine_unavailable", // could not reach any engine (connect errors, 5xx after retries)
   "engine_timeout", // the engine did not answer within the per-call timeout
   "engine_error", // the engine answered with something we cannot use
   "overloaded",
+  "client_closed", // the client hung up before the call finished (recorded; nobody is left to answer)
   "internal",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -22,11 +24,14 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  conflict: 409,
   context_length: 400,
   engine_unavailable: 502,
   engine_timeout: 504,
   engine_error: 502,
   overloaded: 529,
+  // nginx's "client closed request": never reaches a client, but logs and records read it.
+  client_closed: 499,
   internal: 500,
 };
 

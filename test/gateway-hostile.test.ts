@@ -18,8 +18,8 @@ const chatBody = (content = "Say hi.") => ({ model: "m", messages: [{ role: "use
 const anthropicBody = { model: "m", max_tokens: 16, messages: [{ role: "user", content: "Say hi." }] };
 const responsesBody = { model: "m", input: "Say hi." };
 
-function post(url: string, body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, duplex: "half" } as RequestInit);
+function post(url: string, body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+  return fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body, duplex: "half", signal } as RequestInit);
 }
 
 /** JSON text of an object nested `depth` levels below `{"a":…}` wrappers. */
@@ -112,5 +112,27 @@ describe("body size", () => {
     expect(chunked.status).toBe(413);
     expect(await chunked.json()).toMatchObject({ error: { code: "request_too_large" } });
     expect(s.engine.calls).toBe(0);
+  }, 120_000);
+});
+
+/** Polls until `ok` holds (no deadline of its own: the test's timeout bounds it). */
+async function until(ok: () => Promise<boolean>): Promise<void> {
+  while (!(await ok())) await Bun.sleep(10);
+}
+
+const inFlight = async (s: Stack) => ((await (await s.admin("/v1/admin/state")).json()) as { in_flight: number }).in_flight;
+
+describe("client hang-up", () => {
+  test("a client that hangs up mid-call is recorded as client_closed, not internal", async () => {
+    const s = await stack({ engine: { ttftMs: 60_000 } });
+    const session = await s.session();
+    const client = new AbortController();
+    const call = post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify(chatBody()), { authorization: `Bearer ${session.token}` }, client.signal);
+    await until(async () => (await inFlight(s)) === 1);
+    client.abort();
+    await expect(call).rejects.toThrow();
+    await until(async () => (await s.calls(session.id)).length === 1);
+    const [recorded] = await s.calls(session.id);
+    expect(recorded!.error).toEqual({ code: "client_closed", message: "the client closed the connection before the engine answered" });
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 // Why: the one path every LLM call takes, whatever its dialect: wait out a weight-sync pause,
 // call the engine, and commit the call (tokens, timings, error) before anything is answered.
 import type { Dialect } from "../../protocol/calls.ts";
-import { asPolarError, type PolarError } from "../errors.ts";
+import { PolarError, asPolarError } from "../errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
 import type { Backend, EngineResult } from "./backends/backend.ts";
 import type { PivotRequest, PivotResponse } from "./pivot.ts";
@@ -43,7 +43,7 @@ export class CallPath {
         try {
           result = await this.backend.complete({ request, sessionId: input.sessionId, signal: input.signal });
         } catch (err) {
-          failure = input.signal.aborted ? asPolarError(new Error("the client closed the connection before the engine answered")) : asPolarError(err);
+          failure = input.signal.aborted ? new PolarError("client_closed", "the client closed the connection before the engine answered") : asPolarError(err);
         }
         const engineMs = performance.now() - started - queuedMs;
         await this.calls.insert({

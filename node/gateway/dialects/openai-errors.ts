@@ -18,11 +18,13 @@ const TYPE_AND_CODE: Record<ErrorCode, { type: string; code: string | null }> = 
   unauthorized: { type: "invalid_request_error", code: "invalid_api_key" },
   forbidden: { type: "invalid_request_error", code: "permission_denied" },
   not_found: { type: "invalid_request_error", code: "not_found" },
+  conflict: { type: "invalid_request_error", code: "conflict" },
   context_length: { type: "invalid_request_error", code: "context_length_exceeded" },
   engine_unavailable: { type: "server_error", code: "engine_unavailable" },
   engine_timeout: { type: "server_error", code: "timeout" },
   engine_error: { type: "server_error", code: "engine_error" },
   overloaded: { type: "server_error", code: "overloaded" },
+  client_closed: { type: "invalid_request_error", code: "client_closed" },
   internal: { type: "server_error", code: null },
 };
 

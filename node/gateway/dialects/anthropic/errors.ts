@@ -22,11 +22,13 @@ const ERROR_TYPE: Record<ErrorCode, AnthropicErrorType> = {
   unauthorized: "authentication_error",
   forbidden: "permission_error",
   not_found: "not_found_error",
+  conflict: "invalid_request_error",
   context_length: "invalid_request_error",
   engine_unavailable: "api_error",
   engine_timeout: "timeout_error",
   engine_error: "api_error",
   overloaded: "overloaded_error",
+  client_closed: "invalid_request_error",
   internal: "api_error",
 };
 

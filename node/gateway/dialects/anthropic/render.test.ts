@@ -161,11 +161,13 @@ describe("renderError", () => {
     unauthorized: [401, "authentication_error"],
     forbidden: [403, "permission_error"],
     not_found: [404, "not_found_error"],
+    conflict: [409, "invalid_request_error"],
     context_length: [400, "invalid_request_error"],
     engine_unavailable: [502, "api_error"],
     engine_timeout: [504, "timeout_error"],
     engine_error: [502, "api_error"],
     overloaded: [529, "overloaded_error"],
+    client_closed: [499, "invalid_request_error"],
     internal: [500, "api_error"],
   } as const;
 
