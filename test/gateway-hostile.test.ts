@@ -136,3 +136,20 @@ describe("client hang-up", () => {
     expect(recorded!.error).toEqual({ code: "client_closed", message: "the client closed the connection before the engine answered" });
   }, 120_000);
 });
+
+describe("weight-sync order", () => {
+  test("resume with a lower policy version is refused with 409 and leaves the gate as it was; the same version again is fine", async () => {
+    const s = await stack();
+    const resume = (version: number) => s.admin("/v1/admin/resume", { method: "POST", body: JSON.stringify({ policy_version: version }) });
+    expect(await (await resume(5)).json()).toMatchObject({ policy_version: 5, paused: false });
+    expect((await s.admin("/v1/admin/pause", { method: "POST" })).status).toBe(200);
+    const older = await resume(4);
+    expect(older.status).toBe(409);
+    expect(((await older.json()) as { error: { code: string; message: string } }).error).toEqual({
+      code: "conflict",
+      message: "policy_version 4 is older than the current 5; versions only move forward",
+    });
+    expect(await (await s.admin("/v1/admin/state")).json()).toMatchObject({ paused: true, policy_version: 5 });
+    expect(await (await resume(5)).json()).toMatchObject({ policy_version: 5, paused: false });
+  }, 120_000);
+});
