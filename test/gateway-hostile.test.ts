@@ -153,3 +153,28 @@ describe("weight-sync order", () => {
     expect(await (await resume(5)).json()).toMatchObject({ policy_version: 5, paused: false });
   }, 120_000);
 });
+
+describe("input the engine cannot process", () => {
+  test("engine 4xx are the client's fault: no retry, a 400 in the dialect's shape (33 MB string, schema nested 10,000 deep)", async () => {
+    // The depth limit is raised so the deep schema reaches the engine; retries would be spent on a 5xx.
+    const s = await stack({ gateway: { maxJsonDepth: 30_000 }, backendOptions: { retries: 2, backoffMs: 1 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    let schema = '{"type":"string"}';
+    for (let i = 0; i < 10_000; i++) schema = `{"type":"object","properties":{"a":${schema}}}`;
+    const deep = `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${schema}}}]}`;
+    const chat = await post(`${s.gateway.url}/v1/chat/completions`, deep, key);
+    expect(chat.status).toBe(400);
+    const chatError = ((await chat.json()) as { error: { type: string; message: string } }).error;
+    expect(chatError.type).toBe("invalid_request_error");
+    expect(chatError.message).toStartWith("The chat template could not be applied to the request");
+
+    const huge = JSON.stringify({ ...anthropicBody, messages: [{ role: "user", content: "x".repeat(33_000_000) }] });
+    const anthropic = await post(`${s.gateway.url}/v1/messages`, huge, key);
+    expect(anthropic.status).toBe(400);
+    expect(await anthropic.json()).toEqual({ type: "error", error: { type: "invalid_request_error", message: expect.stringMatching(/^The (tokenizer|chat template) could not/) } });
+    // One engine request per call: nothing was retried.
+    expect(s.engine.requests.filter((r) => r.startsWith("POST /v1/chat/completions"))).toHaveLength(2);
+    expect((await s.calls(session.id)).map((c) => c.error?.code)).toEqual(["bad_request", "bad_request"]);
+  }, 120_000);
+});
