@@ -1,6 +1,7 @@
 // Hostile and unlucky input over real HTTP (gateway on port 0, the real mock engine): bodies
 // nested too deep or too large (declared or chunked), engine 4xx, a session deleted mid-call,
 // out-of-order resumes, clients that hang up, and the structured log of each failure.
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { startStack, type Stack } from "./helpers/stack.ts";
 
@@ -176,5 +177,36 @@ describe("input the engine cannot process", () => {
     // One engine request per call: nothing was retried.
     expect(s.engine.requests.filter((r) => r.startsWith("POST /v1/chat/completions"))).toHaveLength(2);
     expect((await s.calls(session.id)).map((c) => c.error?.code)).toEqual(["bad_request", "bad_request"]);
+  }, 120_000);
+});
+
+describe("a session deleted while its call is in flight", () => {
+  test("the call gets a 404 that says so in its dialect's shape, carries no SQL or internals, and is not stored", async () => {
+    const s = await stack({ engine: { ttftMs: 1_500 } });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const chat = post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify(chatBody("a secret prompt")), key);
+    const anthropic = post(`${s.gateway.url}/v1/messages`, JSON.stringify({ ...anthropicBody, stream: true }), key);
+    await until(async () => (await inFlight(s)) === 2);
+    expect((await s.admin(`/v1/sessions/${session.id}`, { method: "DELETE" })).status).toBe(200);
+
+    const wanted = `session ${session.id} was deleted while this call was in flight; the call was not recorded`;
+    const chatRes = await chat;
+    expect(chatRes.status).toBe(404);
+    const chatText = await chatRes.text();
+    expect(JSON.parse(chatText)).toEqual({ error: { message: wanted, type: "invalid_request_error", param: null, code: "not_found" } });
+    const anthropicRes = await anthropic;
+    expect(anthropicRes.status).toBe(404);
+    const anthropicText = await anthropicRes.text();
+    expect(JSON.parse(anthropicText)).toEqual({ type: "error", error: { type: "not_found_error", message: wanted } });
+    for (const text of [chatText, anthropicText]) {
+      expect(text).not.toMatch(/insert|params|secret prompt|127\.0\.0\.1|\bat \//i);
+    }
+    // Nothing was stored (the database file itself has no row), and the session is gone.
+    const db = new Database(s.dbPath, { readonly: true });
+    expect(db.query("select count(*) as n from calls where session_id = ?").get(session.id)).toEqual({ n: 0 });
+    db.close();
+    expect((await s.admin(`/v1/sessions/${session.id}/calls`)).status).toBe(404);
+    expect(await inFlight(s)).toBe(0);
   }, 120_000);
 });

@@ -61,6 +61,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   app.route("/s/:token", llm);
   app.route("/", llm);
   app.notFound((c) => adminError(c, new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`)));
+  // Anything a route let escape: a fixed message, never the error's own text (asPolarError).
+  app.onError((err, c) => adminError(c, err));
 
   return {
     app,

@@ -61,6 +61,10 @@ export class CallPath {
           error: failure ? { code: failure.code, message: failure.message } : null,
           notes: result?.notes ?? null,
           startedAt,
+        }).catch((err: unknown) => {
+          // The session was deleted meanwhile: what the backend just remembered for it goes too.
+          if (err instanceof PolarError && err.code === "not_found") this.forget(input.sessionId);
+          throw err;
         });
         if (failure) throw failure;
         return result!.response;

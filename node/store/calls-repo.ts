@@ -3,11 +3,12 @@
 // are stored as (an earlier call, how much of it is shared, the new tail), and unchanged tools as
 // a reference: a long session costs its unique tokens and messages, not turns × context.
 import { and, asc, count, eq, getTableColumns, lte, max, sql } from "drizzle-orm";
+import { PolarError } from "../errors.ts";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
 import type { NodeDb } from "./db.ts";
-import { calls } from "./schema.ts";
+import { calls, sessions } from "./schema.ts";
 import { commonPrefixLength, decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
 
 /** How many recent calls per session are kept in memory as base candidates. */
@@ -87,7 +88,15 @@ export class CallsRepo {
       notes: call.notes,
       startedAt: call.startedAt,
     };
-    await this.insertStatement.execute(row);
+    try {
+      await this.insertStatement.execute(row);
+    } catch (err) {
+      this.recent.delete(call.sessionId);
+      if (!(await this.sessionExists(call.sessionId))) {
+        throw new PolarError("not_found", `session ${call.sessionId} was deleted while this call was in flight; the call was not recorded`);
+      }
+      throw err;
+    }
     recent.push(expanded);
     if (recent.length > RECENT_PER_SESSION) recent.shift();
   }
@@ -132,6 +141,11 @@ export class CallsRepo {
 
   forget(sessionId: string): void {
     this.recent.delete(sessionId);
+  }
+
+  private async sessionExists(sessionId: string): Promise<boolean> {
+    const found = await this.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
+    return found.length > 0;
   }
 
   private async recentOf(sessionId: string): Promise<Expanded[]> {
