@@ -210,3 +210,82 @@ describe("a session deleted while its call is in flight", () => {
     expect(await inFlight(s)).toBe(0);
   }, 120_000);
 });
+
+describe("structured logs", () => {
+  test("one JSON line per failed call and per 5xx, with the request id the client got; never a prompt, a token or a session key", async () => {
+    const lines: string[] = [];
+    const s = await stack({
+      engine: { failFirst: 1, hangCalls: [3] },
+      backendOptions: { timeoutMs: 500 },
+      gateway: { streamHeadStartMs: 100, keepAliveMs: 50 },
+      log: (line) => lines.push(line),
+    });
+    const session = await s.session();
+    const key = { authorization: `Bearer ${session.token}` };
+    const secret = "SECRET-PROMPT-TEXT";
+    const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+
+    // An engine 5xx: one error line naming the engine, the session and the dialect.
+    const failed = await post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify(chatBody(secret)), key);
+    expect(failed.status).toBe(502);
+    const failedId = failed.headers.get("x-request-id")!;
+    expect(failedId).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(parsed()).toEqual([
+      {
+        ts: expect.any(String),
+        level: "error",
+        msg: "call failed",
+        request_id: failedId,
+        method: "POST",
+        path: "/v1/chat/completions",
+        status: 502,
+        code: "engine_unavailable",
+        message: expect.stringMatching(/^engine 500: /),
+        session_id: session.id,
+        dialect: "chat",
+        duration_ms: expect.any(Number),
+        engine: { url: s.engineUrl, status: 500, attempts: 1 },
+      },
+    ]);
+
+    // A call that works logs nothing, but still carries its id; a client's own id is kept.
+    const ok = await post(`${session.openai_base_url}/chat/completions`, JSON.stringify(chatBody(secret)), { "x-request-id": "harness-42" });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-request-id")).toBe("harness-42");
+    expect(lines).toHaveLength(1);
+
+    // A streamed call that fails after its 200 went out is logged when it fails, path redacted.
+    const streamed = await post(`${session.anthropic_base_url}/v1/messages`, JSON.stringify({ ...anthropicBody, stream: true, system: secret }), { "x-request-id": "harness-43" });
+    expect(streamed.status).toBe(200);
+    await streamed.text();
+    await until(async () => lines.length === 2);
+    expect(parsed()[1]).toMatchObject({ level: "error", request_id: "harness-43", path: "/s/:token/v1/messages", status: 200, in_stream: true, code: "engine_timeout", dialect: "anthropic", session_id: session.id });
+
+    // A 4xx call failure (unknown key) is a warn line; an admin 404 is not a call and not a 5xx.
+    const unknown = await post(`${s.gateway.url}/v1/messages`, JSON.stringify(anthropicBody), { "x-api-key": "pl-unknown" });
+    expect(unknown.status).toBe(401);
+    expect((await s.admin("/v1/sessions/ses_nope")).status).toBe(404);
+    expect(parsed().slice(2)).toEqual([
+      expect.objectContaining({ level: "warn", msg: "call failed", request_id: unknown.headers.get("x-request-id"), status: 401, code: "unauthorized", dialect: "anthropic" }),
+    ]);
+    for (const line of lines) {
+      expect(line).not.toContain(secret);
+      expect(line).not.toContain(session.token);
+      expect(line).not.toMatch(/prompt_ids|output_ids|logprobs/);
+    }
+  }, 120_000);
+
+  test("a 5xx outside a call is logged too, and the client never sees the engine's address", async () => {
+    const lines: string[] = [];
+    const s = await stack({ log: (line) => lines.push(line) });
+    const session = await s.session();
+    await s.engine.stop();
+    const models = await fetch(`${s.gateway.url}/v1/models`, { headers: { authorization: `Bearer ${session.token}` } });
+    expect(models.status).toBe(502);
+    const body = await models.text();
+    expect(JSON.parse(body)).toEqual({ error: { message: "no engine reachable after 1 attempts", type: "server_error", param: null, code: "engine_unavailable" } });
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: "error", msg: "server error", request_id: models.headers.get("x-request-id"), path: "/v1/models", status: 502, engine: { url: s.engineUrl } }),
+    ]);
+  }, 120_000);
+});

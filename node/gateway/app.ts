@@ -12,6 +12,7 @@ import type { GatewayConfig } from "./config.ts";
 import { PolarError } from "../errors.ts";
 import { promptTokenCounter } from "./model-tokenizer.ts";
 import { PolicyGate } from "./policy-gate.ts";
+import { requestLogging, stderrLogSink, type LogSink } from "./request-log.ts";
 import { adminError } from "./routes/admin-guard.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { llmRoutes } from "./routes/llm.ts";
@@ -23,6 +24,8 @@ export interface GatewayDeps {
   config: GatewayConfig;
   store: OpenedStore;
   backend: Backend;
+  /** Where the structured log lines go (default: stderr, one JSON object a line). */
+  log?: LogSink;
 }
 
 export interface GatewayApp {
@@ -54,6 +57,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   });
 
   const app = new Hono();
+  app.use("*", requestLogging(deps.log ?? stderrLogSink));
   app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
   const trajectories = new TrajectoryService(calls, config.tokenizer);
   app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, bodyLimits, baseUrl: () => baseUrl }));

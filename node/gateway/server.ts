@@ -4,6 +4,7 @@ import type { Backend } from "./backends/backend.ts";
 import { openNodeStore } from "../store/db.ts";
 import { createGatewayApp, type GatewayApp } from "./app.ts";
 import { GatewayConfig, type GatewayConfigInput } from "./config.ts";
+import type { LogSink } from "./request-log.ts";
 
 export interface RunningGateway extends GatewayApp {
   url: string;
@@ -11,10 +12,15 @@ export interface RunningGateway extends GatewayApp {
   stop(): Promise<void>;
 }
 
-export async function startGateway(input: GatewayConfigInput, backend: Backend): Promise<RunningGateway> {
+export interface GatewayExtras {
+  /** Structured log sink (default: stderr). */
+  log?: LogSink;
+}
+
+export async function startGateway(input: GatewayConfigInput, backend: Backend, extras: GatewayExtras = {}): Promise<RunningGateway> {
   const config = GatewayConfig.parse(input);
   const store = await openNodeStore(config.db);
-  const gateway = createGatewayApp({ config, store, backend });
+  const gateway = createGatewayApp({ config, store, backend, log: extras.log });
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,

@@ -5,6 +5,7 @@ import type { SessionAuth } from "../auth.ts";
 
 export function adminError(c: Context, err: unknown): Response {
   const e = asPolarError(err);
+  c.get("requestLog")?.failed(e);
   return c.json({ error: { code: e.code, message: e.message } }, e.status as 400);
 }
 

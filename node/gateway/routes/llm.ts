@@ -22,7 +22,9 @@ export interface LlmRouteDeps {
 }
 
 function fail(c: Context, dialect: Dialect, err: unknown): Response {
-  const { status, body } = dialect.renderError(asPolarError(err));
+  const error = asPolarError(err);
+  c.get("requestLog")?.failed(error);
+  const { status, body } = dialect.renderError(error);
   return c.json(body as object, status as 400);
 }
 
@@ -32,11 +34,14 @@ export function llmRoutes(deps: LlmRouteDeps): Hono {
 
   for (const { path, dialect } of DIALECT_ENDPOINTS) {
     app.post(path, async (c) => {
+      const log = c.get("requestLog");
+      log?.llmCall(dialect.name);
       try {
         const session = await deps.auth.forLlmCall(c.req.param("token"), c.req.raw.headers);
+        log?.llmCall(dialect.name, session.id);
         const request = dialect.parseRequest(await readJson(c, deps.bodyLimits));
         const result = deps.callPath.run({ sessionId: session.id, dialect: dialect.name, request, signal: c.req.raw.signal });
-        if (request.stream) return await streamedResponse(result, dialect, request, deps.streamTiming);
+        if (request.stream) return await streamedResponse(result, dialect, request, deps.streamTiming, (e) => log?.failedInStream(e));
         return c.json(dialect.renderResponse(await result, request) as object);
       } catch (err) {
         return fail(c, dialect, err);
@@ -45,6 +50,7 @@ export function llmRoutes(deps: LlmRouteDeps): Hono {
   }
 
   app.post("/v1/messages/count_tokens", async (c) => {
+    c.get("requestLog")?.llmCall(anthropicDialect.name);
     try {
       await deps.auth.forLlmCall(c.req.param("token"), c.req.raw.headers);
       const request = parseCountTokensRequest(await readJson(c, deps.bodyLimits));
