@@ -289,3 +289,33 @@ describe("structured logs", () => {
     ]);
   }, 120_000);
 });
+
+describe("memory bounded in bytes", () => {
+  test("all per-session caches share one byte budget; evicted sessions still record exact prompts", async () => {
+    const maxBytes = 64 * 1024;
+    const s = await stack({ gateway: { cacheBytes: maxBytes } });
+    const sessions = await Promise.all(Array.from({ length: 8 }, () => s.session()));
+    const history = sessions.map((_, i) => [{ role: "user", content: `Session ${i} reads a file:\n${"line of source code\n".repeat(400)}` }]);
+    const cache = async () => ((await (await s.admin("/v1/admin/state")).json()) as { cache: { used_bytes: number; max_bytes: number; entries: number } }).cache;
+    // Round-robin turns: every session's cached recent calls are evicted before its next call.
+    for (let turn = 0; turn < 3; turn++) {
+      for (const [i, session] of sessions.entries()) {
+        const res = await post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify({ model: "m", messages: history[i], max_tokens: 16 }), { authorization: `Bearer ${session.token}` });
+        expect(res.status).toBe(200);
+        const answer = ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
+        history[i]!.push({ role: "assistant", content: answer }, { role: "user", content: `turn ${turn} done, go on` });
+        const state = await cache();
+        expect(state.max_bytes).toBe(maxBytes);
+        expect(state.used_bytes).toBeLessThanOrEqual(maxBytes);
+      }
+    }
+    expect((await cache()).entries).toBeGreaterThan(0);
+    for (const session of sessions.slice(0, 2)) {
+      const calls = await s.calls(session.id);
+      expect(calls.map((c) => c.seq)).toEqual([0, 1, 2]);
+      const last = calls.at(-1)!;
+      const tokenized = (await (await post(`${s.engineUrl}/tokenize`, JSON.stringify({ model: "Qwen/Qwen3-8B", messages: last.request.messages, add_generation_prompt: true }))).json()) as { tokens: number[] };
+      expect(last.promptIds).toEqual(tokenized.tokens);
+    }
+  }, 120_000);
+});

@@ -9,6 +9,7 @@ import { SessionAuth } from "./auth.ts";
 import type { Backend } from "./backends/backend.ts";
 import { CallPath } from "./call-path.ts";
 import type { GatewayConfig } from "./config.ts";
+import { CacheBudget } from "../cache-budget.ts";
 import { PolarError } from "../errors.ts";
 import { promptTokenCounter } from "./model-tokenizer.ts";
 import { PolicyGate } from "./policy-gate.ts";
@@ -31,6 +32,8 @@ export interface GatewayDeps {
 export interface GatewayApp {
   app: Hono;
   gate: PolicyGate;
+  /** The byte budget every per-session cache shares. */
+  cacheBudget: CacheBudget;
   /** Tells the gateway the base URL clients reach it at (known once the server listens). */
   setBaseUrl(url: string): void;
   /** Releases what the app started lazily (the trajectory worker). */
@@ -45,6 +48,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const gate = new PolicyGate();
   const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking });
   const bodyLimits = { maxBytes: config.maxBodyBytes, maxDepth: config.maxJsonDepth };
+  const cacheBudget = new CacheBudget(config.cacheBytes);
+  for (const cache of [sessions, calls, callPath, backend]) cache.shareCacheBudget?.(cacheBudget);
   let baseUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
 
   const llm = llmRoutes({
@@ -61,7 +66,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused }));
   const trajectories = new TrajectoryService(calls, config.tokenizer);
   app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, bodyLimits, baseUrl: () => baseUrl }));
-  app.route("/v1/admin", adminRoutes(auth, gate, bodyLimits));
+  app.route("/v1/admin", adminRoutes(auth, gate, cacheBudget, bodyLimits));
   app.route("/s/:token", llm);
   app.route("/", llm);
   app.notFound((c) => adminError(c, new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`)));
@@ -71,6 +76,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   return {
     app,
     gate,
+    cacheBudget,
     setBaseUrl(url) {
       if (!config.publicUrl) baseUrl = url;
     },

@@ -1,6 +1,7 @@
 // Why: the one path every LLM call takes, whatever its dialect: wait out a weight-sync pause,
 // call the engine, and commit the call (tokens, timings, error) before anything is answered.
 import type { Dialect } from "../../protocol/calls.ts";
+import type { CacheBudget } from "../cache-budget.ts";
 import { PolarError, asPolarError } from "../errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
 import type { Backend, EngineResult } from "./backends/backend.ts";
@@ -74,6 +75,11 @@ export class CallPath {
     } finally {
       this.gate.leave();
     }
+  }
+
+  /** Counts the seq allocator's idle sessions against the gateway's shared byte budget. */
+  shareCacheBudget(budget: CacheBudget): void {
+    this.seqs.shareCacheBudget(budget);
   }
 
   /** Drops what the gateway keeps in memory for a session that can make no more calls. */

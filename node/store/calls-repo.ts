@@ -4,6 +4,7 @@
 // a reference: a long session costs its unique tokens and messages, not turns × context.
 import { and, asc, count, eq, getTableColumns, lte, max, sql } from "drizzle-orm";
 import { PolarError } from "../errors.ts";
+import { heapBytes, type CacheBudget } from "../cache-budget.ts";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
@@ -23,6 +24,8 @@ interface Expanded {
   messages: string[];
   /** The request's tools, serialised once for cheap comparison. */
   tools: string;
+  /** Estimated heap bytes of the above (for the shared cache budget). */
+  bytes: number;
 }
 
 interface Base {
@@ -53,7 +56,12 @@ export class CallsRepo {
     maxSessions = DEFAULT_MAX_SESSIONS,
   ) {
     this.insertStatement = prepareInsert(db);
-    this.recent = new LruMap(maxSessions);
+    this.recent = new LruMap(maxSessions, (list, sessionId) => list.reduce((sum, e) => sum + e.bytes, heapBytes.string(sessionId) + heapBytes.entry));
+  }
+
+  /** Counts the recent calls kept per session against the gateway's shared cache budget. */
+  shareCacheBudget(budget: CacheBudget): void {
+    this.recent.shareBudget(budget);
   }
 
   async insert(call: RecordedCall): Promise<void> {
@@ -99,6 +107,8 @@ export class CallsRepo {
     }
     recent.push(expanded);
     if (recent.length > RECENT_PER_SESSION) recent.shift();
+    // Set again (not only mutated) so the budget re-measures the grown entry.
+    this.recent.set(call.sessionId, recent);
   }
 
   /** All recorded calls of a session (optionally up to `maxSeq`), in seq order, fully rebuilt. */
@@ -159,12 +169,11 @@ export class CallsRepo {
 }
 
 function expand(call: RecordedCall): Expanded {
-  return {
-    seq: call.seq,
-    context: call.promptIds ? [...call.promptIds, ...(call.outputIds ?? [])] : null,
-    messages: call.request.messages.map((m) => JSON.stringify(m)),
-    tools: JSON.stringify(call.request.tools),
-  };
+  const context = call.promptIds ? [...call.promptIds, ...(call.outputIds ?? [])] : null;
+  const messages = call.request.messages.map((m) => JSON.stringify(m));
+  const tools = JSON.stringify(call.request.tools);
+  const bytes = heapBytes.entry + heapBytes.numbers(context) + messages.reduce((sum, m) => sum + heapBytes.string(m), 0) + heapBytes.string(tools);
+  return { seq: call.seq, context, messages, tools, bytes };
 }
 
 function longestBase(candidates: readonly Expanded[], shared: (c: Expanded) => number): Base | undefined {

@@ -12,6 +12,7 @@ import { finishReasonOf, stopSequenceOf } from "./openai-chat.ts";
 import type { TitoEngine } from "./options.ts";
 import { sglangGenerate, vllmCompletions, type TokenEngine } from "./tito-engines.ts";
 import { TokenSpliceCache } from "./token-splice.ts";
+import type { CacheBudget } from "../../cache-budget.ts";
 
 const TOKEN_ENGINES: Record<TitoEngine, TokenEngine> = { vllm: vllmCompletions, sglang: sglangGenerate };
 
@@ -95,6 +96,11 @@ export class TitoBackend extends EngineBackend {
   override forgetSession(sessionId: string): void {
     super.forgetSession(sessionId);
     this.splices?.forget(sessionId);
+  }
+
+  override shareCacheBudget(budget: CacheBudget): void {
+    super.shareCacheBudget(budget);
+    this.splices?.shareCacheBudget(budget);
   }
 
   /**

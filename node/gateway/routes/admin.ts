@@ -2,6 +2,7 @@
 // health, kept apart from the session API they do not share state with.
 import { Hono } from "hono";
 import { z } from "zod";
+import type { CacheBudget } from "../../cache-budget.ts";
 import type { SessionAuth } from "../auth.ts";
 import type { PolicyGate } from "../policy-gate.ts";
 import { readBody, type BodyLimits } from "./json-body.ts";
@@ -9,10 +10,16 @@ import { guardWithAdminToken } from "./admin-guard.ts";
 
 const ResumeBody = z.object({ policy_version: z.number().int().nonnegative().optional() }).strict();
 
-export function adminRoutes(auth: SessionAuth, gate: PolicyGate, bodyLimits: BodyLimits): Hono {
+export function adminRoutes(auth: SessionAuth, gate: PolicyGate, cache: CacheBudget, bodyLimits: BodyLimits): Hono {
   const app = guardWithAdminToken(new Hono(), auth);
 
-  const state = () => ({ paused: gate.isPaused, in_flight: gate.inFlightCalls, waiting: gate.waitingCalls, policy_version: gate.policyVersion });
+  const state = () => ({
+    paused: gate.isPaused,
+    in_flight: gate.inFlightCalls,
+    waiting: gate.waitingCalls,
+    policy_version: gate.policyVersion,
+    cache: { used_bytes: cache.usedBytes, max_bytes: cache.maxBytes, entries: cache.entries },
+  });
 
   /** Returns once every in-flight call has drained; new calls wait until resume. */
   app.post("/pause", async (c) => {
