@@ -136,6 +136,21 @@ describe("client hang-up", () => {
     const [recorded] = await s.calls(session.id);
     expect(recorded!.error).toEqual({ code: "client_closed", message: "the client closed the connection before the engine answered" });
   }, 120_000);
+
+  test("a client that hangs up while the gateway is paused is logged as client_closed and never recorded", async () => {
+    const lines: string[] = [];
+    const s = await stack({ log: (line) => lines.push(line) });
+    const session = await s.session();
+    expect((await s.admin("/v1/admin/pause", { method: "POST" })).status).toBe(200);
+    const client = new AbortController();
+    const call = post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify(chatBody()), { authorization: `Bearer ${session.token}` }, client.signal);
+    await until(async () => ((await (await s.admin("/v1/admin/state")).json()) as { waiting: number }).waiting === 1);
+    client.abort();
+    await expect(call).rejects.toThrow();
+    await until(async () => lines.length === 1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: "call failed", status: 499, code: "client_closed", session_id: session.id });
+    expect(await s.calls(session.id)).toHaveLength(0);
+  }, 120_000);
 });
 
 describe("weight-sync order", () => {

@@ -33,7 +33,10 @@ export class CallPath {
     const started = performance.now();
     const startedAt = new Date().toISOString();
     const request = applySamplingPolicy(input.request, this.sampling);
-    const policyVersion = await this.gate.enter(input.signal);
+    const policyVersion = await this.gate.enter(input.signal).catch((err: unknown) => {
+      // Hung up while waiting out a pause: never in flight, so nothing is recorded.
+      throw input.signal.aborted ? new PolarError("client_closed", "the client closed the connection while the gateway was paused") : err;
+    });
     // In flight from here until stored: a pause returns only once this call is in the store.
     try {
       const seq = await this.seqs.allocate(input.sessionId);
