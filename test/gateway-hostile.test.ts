@@ -193,6 +193,16 @@ describe("input the engine cannot process", () => {
     expect(s.engine.requests.filter((r) => r.startsWith("POST /v1/chat/completions"))).toHaveLength(2);
     expect((await s.calls(session.id)).map((c) => c.error?.code)).toEqual(["bad_request", "bad_request"]);
   }, 120_000);
+
+  test("with the tito backend the gateway's own template and tokenizer refuse such input the same way", async () => {
+    const s = await stack({ backend: "tito", backendOptions: { retries: 2, backoffMs: 1 } });
+    const session = await s.session();
+    const word = JSON.stringify(chatBody("x".repeat(1_000_000)));
+    const res = await post(`${s.gateway.url}/v1/chat/completions`, word, { authorization: `Bearer ${session.token}` });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: { message: "the chat template or tokenizer could not process the request", type: "invalid_request_error", param: null, code: null } });
+    expect(s.engine.requests.filter((r) => r.startsWith("POST"))).toEqual([]);
+  }, 120_000);
 });
 
 describe("a session deleted while its call is in flight", () => {

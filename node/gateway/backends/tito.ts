@@ -3,6 +3,7 @@
 // what Polar decided (optionally with earlier turns' sampled ids spliced back), independent of the
 // engine's template handling, reasoning parser or tool parser configuration.
 import { getChatTemplate, parseQwen3Output, pivotToTemplateMessages, pivotToTemplateTools, type ChatTemplate } from "../../tokenizer/index.ts";
+import { PolarError } from "../../errors.ts";
 import type { PivotRequest } from "../pivot.ts";
 import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
@@ -47,11 +48,9 @@ export class TitoBackend extends EngineBackend {
 
   async complete(call: EngineCall): Promise<EngineResult> {
     const { request, sessionId } = call;
-    const promptText = this.render(request);
     const tokenizer = this.template.tokenizer;
     const encode = (text: string) => tokenizer.encode(text);
-    const spliced = this.splices?.splice(sessionId, request.messages, promptText, encode);
-    const promptIds = spliced?.ids ?? encode(promptText);
+    const { promptIds, spliced } = this.prompt(request, sessionId, encode);
     const contextLength = this.options.engine === "sglang" ? await this.engineContextLength(call.signal) : undefined;
     const completion = await this.engine(this.client, {
       sessionId,
@@ -117,6 +116,20 @@ export class TitoBackend extends EngineBackend {
         return this.template.tokenizer.folder.modelMaxLength;
       });
     return this.contextLength;
+  }
+
+  /**
+   * The prompt ids (token-spliced when on). Input the template or tokenizer cannot take (a schema
+   * nested thousands deep, a megabyte-long word) is the request's fault, as an engine's 400 is.
+   */
+  private prompt(request: PivotRequest, sessionId: string, encode: (text: string) => number[]) {
+    try {
+      const promptText = this.render(request);
+      const spliced = this.splices?.splice(sessionId, request.messages, promptText, encode);
+      return { promptIds: spliced?.ids ?? encode(promptText), spliced };
+    } catch (err) {
+      throw new PolarError("bad_request", "the chat template or tokenizer could not process the request", undefined, { cause: err });
+    }
   }
 
   private render(request: PivotRequest): string {
