@@ -282,6 +282,7 @@ describe("structured logs", () => {
     // A streamed call that fails after its 200 went out is logged when it fails, path redacted.
     const streamed = await post(`${session.anthropic_base_url}/v1/messages`, JSON.stringify({ ...anthropicBody, stream: true, system: secret }), { "x-request-id": "harness-43" });
     expect(streamed.status).toBe(200);
+    expect(streamed.headers.get("x-request-id")).toBe("harness-43");
     await streamed.text();
     await until(async () => lines.length === 2);
     expect(parsed()[1]).toMatchObject({ level: "error", request_id: "harness-43", path: "/s/:token/v1/messages", status: 200, in_stream: true, code: "engine_timeout", dialect: "anthropic", session_id: session.id });
