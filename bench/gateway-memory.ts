@@ -4,7 +4,7 @@
 // (the warm, empty-cache RSS plus what the in-flight requests hold).
 //
 //   bun bench/gateway-memory.ts [--sessions 1000] [--calls-per-session 2] [--prompt-bytes 100000]
-//                               [--concurrency 16] [--cache-bytes 268435456]
+//                               [--concurrency 16] [--cache-bytes 268435456] [--smol]
 //
 // The mock engine (real tokenizer and template) and the gateway run as separate processes, so
 // the RSS is the gateway's alone.
@@ -20,6 +20,8 @@ const { values } = parseArgs({
     "prompt-bytes": { type: "string" },
     concurrency: { type: "string" },
     "cache-bytes": { type: "string" },
+    /** Run the gateway under `bun --smol` (Bun collects garbage more often). */
+    smol: { type: "boolean" },
   },
 });
 const SESSIONS = Number(values.sessions ?? 1000);
@@ -27,6 +29,7 @@ const CALLS = Number(values["calls-per-session"] ?? 2);
 const PROMPT_BYTES = Number(values["prompt-bytes"] ?? 100_000);
 const CONCURRENCY = Number(values.concurrency ?? 16);
 const CACHE_BYTES = Number(values["cache-bytes"] ?? 256 * 1024 * 1024);
+const SMOL = values.smol === true;
 const ADMIN = "bench-admin-token-0123456789";
 const MODEL = "Qwen/Qwen3-8B";
 const ROOT = join(import.meta.dir, "..");
@@ -83,7 +86,7 @@ async function main(): Promise<void> {
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const engine = Bun.spawn(["bun", "bin/polar.ts", "mock-engine", "--port", String(enginePort)], { cwd: ROOT, stderr: "inherit", stdout: "ignore" });
   const gateway = Bun.spawn(
-    ["bun", "bin/polar.ts", "gateway", "--port", String(gatewayPort), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, "bench.db"), "--admin-token", ADMIN, "--retries", "0", "--cache-bytes", String(CACHE_BYTES)],
+    ["bun", ...(SMOL ? ["--smol"] : []), "bin/polar.ts", "gateway", "--port", String(gatewayPort), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, "bench.db"), "--admin-token", ADMIN, "--retries", "0", "--cache-bytes", String(CACHE_BYTES)],
     { cwd: ROOT, stderr: "ignore", stdout: "ignore" },
   );
   const admin = (path: string, init: RequestInit = {}) => fetch(`${gatewayUrl}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}` } });
@@ -116,8 +119,14 @@ async function main(): Promise<void> {
 
     let peak = baseline;
     let peakCache = 0;
+    /** Peak RSS within each quarter of the sessions: flat quarters mean memory stopped growing with sessions. */
+    const quarterPeaks = [0, 0, 0, 0];
+    let done = 0;
     const sampler = setInterval(() => {
-      peak = Math.max(peak, rssBytes(gateway.pid));
+      const rss = rssBytes(gateway.pid);
+      peak = Math.max(peak, rss);
+      const quarter = Math.min(3, Math.floor((4 * done) / SESSIONS));
+      quarterPeaks[quarter] = Math.max(quarterPeaks[quarter]!, rss);
     }, 100);
     const started = performance.now();
     let next = 0;
@@ -126,6 +135,7 @@ async function main(): Promise<void> {
         while (next < SESSIONS) {
           const session = next++;
           await runSession(session);
+          done++;
           if (session % 50 === 0) peakCache = Math.max(peakCache, (await cacheState()).used_bytes);
         }
       }),
@@ -138,10 +148,10 @@ async function main(): Promise<void> {
     peak = Math.max(peak, end);
 
     const mib = (b: number) => (b / MiB).toFixed(0);
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; ${SESSIONS} sessions × ${CALLS} calls of ~${PROMPT_BYTES} B prompts, ${CONCURRENCY} concurrent, ${seconds.toFixed(0)} s`);
-    console.log("| cache budget MiB | warm RSS MiB (fixed overhead) | peak RSS MiB | end RSS MiB | peak − warm MiB | cache used (estimated) peak MiB | cache entries at end |");
-    console.log("|---:|---:|---:|---:|---:|---:|---:|");
-    console.log(`| ${mib(CACHE_BYTES)} | ${mib(baseline)} | ${mib(peak)} | ${mib(end)} | ${mib(peak - baseline)} | ${mib(peakCache)} | ${final.entries} |`);
+    console.log(`machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; ${SESSIONS} sessions × ${CALLS} calls of ~${PROMPT_BYTES} B prompts, ${CONCURRENCY} concurrent, ${seconds.toFixed(0)} s${SMOL ? ", gateway under bun --smol" : ""}`);
+    console.log("| cache budget MiB | warm RSS MiB | peak RSS MiB per quarter of the sessions | peak RSS MiB | end RSS MiB | cache used (estimated) peak MiB | cache entries at end |");
+    console.log("|---:|---:|---|---:|---:|---:|---:|");
+    console.log(`| ${mib(CACHE_BYTES)} | ${mib(baseline)} | ${quarterPeaks.map(mib).join(" / ")} | ${mib(peak)} | ${mib(end)} | ${mib(peakCache)} | ${final.entries} |`);
   } finally {
     gateway.kill();
     engine.kill();
