@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { CacheBudget } from "./cache-budget.ts";
+import { CacheBudget, heapBytes } from "./cache-budget.ts";
 import { LruMap } from "./lru-map.ts";
 
 const byLength = (value: string) => value.length;
@@ -60,5 +60,17 @@ describe("CacheBudget shared by LruMaps", () => {
     lru.shareBudget(budget);
     expect([...lru].map(([k]) => k)).toEqual(["b"]);
     expect(budget.usedBytes).toBe(6);
+  });
+});
+
+describe("heapBytes.json", () => {
+  test("estimates a parsed value from its strings, keys and slots, without serialising it", () => {
+    expect(heapBytes.json("abcd")).toBe(heapBytes.string("abcd"));
+    expect(heapBytes.json([1, true, null])).toBe(32 + 3 * 8);
+    expect(heapBytes.json({ role: "user" })).toBe(64 + 16 + 2 * "role".length + heapBytes.string("user"));
+    const message = { role: "assistant", content: "x".repeat(1_000), tool_calls: [{ id: "c1", name: "bash", arguments: '{"command":"ls"}' }] };
+    // Dominated by the text, at 2 bytes a UTF-16 char.
+    expect(heapBytes.json([message])).toBeGreaterThan(2 * JSON.stringify(message).length);
+    expect(heapBytes.json([message])).toBeLessThan(2 * JSON.stringify(message).length + 1_000);
   });
 });

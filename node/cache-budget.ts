@@ -55,6 +55,7 @@ export class CacheBudget {
 }
 
 const stringBytes = (s: string): number => 40 + 2 * s.length;
+const arraySlots = (length: number): number => 32 + 8 * length;
 
 /**
  * A parsed JSON value's estimated heap bytes, walked without serialising it (a string's length is
@@ -62,7 +63,7 @@ const stringBytes = (s: string): number => 40 + 2 * s.length;
  */
 function jsonBytes(value: unknown): number {
   if (typeof value === "string") return stringBytes(value);
-  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + 8 + jsonBytes(v), 32);
+  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + jsonBytes(v), arraySlots(value.length));
   if (value !== null && typeof value === "object") {
     let sum = 64;
     for (const key in value) sum += 16 + 2 * key.length + jsonBytes((value as Record<string, unknown>)[key]);
@@ -74,7 +75,9 @@ function jsonBytes(value: unknown): number {
 /** Estimated heap bytes of values the caches hold (JSC: 2 bytes a UTF-16 char, 8 a number slot). */
 export const heapBytes = {
   string: stringBytes,
-  numbers: (a: readonly number[] | null | undefined): number => (a ? 32 + 8 * a.length : 0),
+  numbers: (a: readonly number[] | null | undefined): number => (a ? arraySlots(a.length) : 0),
+  /** An array's own bytes (its slots), without what the slots point at. */
+  slots: (length: number): number => arraySlots(length),
   json: jsonBytes,
   /** A map entry's own overhead (node, key slot, small wrapper object). */
   entry: 96,
