@@ -111,7 +111,7 @@ export class CallsRepo {
     } catch (err) {
       this.recent.delete(call.session_id);
       if (!(await this.sessionExists(call.session_id))) {
-        throw new PolarError("not_found", `session ${call.session_id} was deleted while this call was in flight; the call was not recorded`);
+        throw new PolarError("not_found", `session ${call.session_id} was deleted while this call was in flight; the call was not recorded`, undefined, { cause: err });
       }
       throw err;
     }
