@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { AdminState } from "../protocol/admin.ts";
 
 const { values } = parseArgs({
   options: {
@@ -75,10 +76,6 @@ const TOOLS = [
   { type: "function", function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } } },
 ];
 
-interface AdminState {
-  cache: { used_bytes: number; max_bytes: number; entries: number };
-}
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "polar-bench-memory-"));
   const [enginePort, gatewayPort] = [await freePort(), await freePort()];
@@ -91,7 +88,7 @@ async function main(): Promise<void> {
   );
   const admin = (path: string, init: RequestInit = {}) => fetch(`${gatewayUrl}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}` } });
   const newSession = async () => ((await (await admin("/v1/sessions", { method: "POST" })).json()) as { token: string }).token;
-  const cacheState = async () => ((await (await admin("/v1/admin/state")).json()) as AdminState).cache;
+  const cacheState = async () => AdminState.parse(await (await admin("/v1/admin/state")).json()).cache;
 
   /** One session's calls: each turn re-sends the conversation so far plus the answer and a new user turn. */
   const runSession = async (session: number) => {

@@ -3,6 +3,7 @@
 // out-of-order resumes, clients that hang up, and the structured log of each failure.
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
+import { AdminState } from "../protocol/admin.ts";
 import { startStack, type Stack } from "./helpers/stack.ts";
 
 const stacks: Stack[] = [];
@@ -121,7 +122,7 @@ async function until(ok: () => Promise<boolean>): Promise<void> {
   while (!(await ok())) await Bun.sleep(10);
 }
 
-const inFlight = async (s: Stack) => ((await (await s.admin("/v1/admin/state")).json()) as { in_flight: number }).in_flight;
+const inFlight = async (s: Stack) => AdminState.parse(await (await s.admin("/v1/admin/state")).json()).in_flight;
 
 describe("client hang-up", () => {
   test("a client that hangs up mid-call is recorded as client_closed, not internal", async () => {
@@ -322,7 +323,7 @@ describe("memory bounded in bytes", () => {
     const s = await stack({ gateway: { cacheBytes: maxBytes } });
     const sessions = await Promise.all(Array.from({ length: 8 }, () => s.session()));
     const history = sessions.map((_, i) => [{ role: "user", content: `Session ${i} reads a file:\n${"line of source code\n".repeat(400)}` }]);
-    const cache = async () => ((await (await s.admin("/v1/admin/state")).json()) as { cache: { used_bytes: number; max_bytes: number; entries: number } }).cache;
+    const cache = async () => AdminState.parse(await (await s.admin("/v1/admin/state")).json()).cache;
     // Round-robin turns: every session's cached recent calls are evicted before its next call.
     for (let turn = 0; turn < 3; turn++) {
       for (const [i, session] of sessions.entries()) {
