@@ -17,6 +17,8 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   engine_timeout: 504,
   engine_error: 502,
   overloaded: 529,
+  // nginx's "client closed request": never reaches a client, but logs and records read it.
+  client_closed: 499,
   internal: 500,
 };
 
@@ -25,8 +27,9 @@ export class PolarError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = "PolarError";
   }
 
@@ -35,9 +38,25 @@ export class PolarError extends Error {
   }
 }
 
-/** Any thrown value as a PolarError (unknown errors become `internal`). */
+/**
+ * Any thrown value as a PolarError. An unknown error becomes `internal` with a fixed message: its
+ * own text can hold SQL with a prompt's bytes, a stack trace or an engine's address, none of which
+ * may reach a client. The original stays as `cause` (see `describeCause`) for the log.
+ */
 export function asPolarError(err: unknown): PolarError {
   if (err instanceof PolarError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new PolarError("internal", message);
+  return new PolarError("internal", "internal error", undefined, { cause: err });
+}
+
+/** What may be logged of an unknown error: its class, error codes and where it was thrown, never its text. */
+export function describeCause(err: unknown): { name: string; codes: string[]; at?: string } | undefined {
+  if (err === undefined) return undefined;
+  const codes: string[] = [];
+  for (let e: unknown = err, hops = 0; e instanceof Error && hops < 5; e = e.cause, hops++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") codes.push(code);
+  }
+  const name = err instanceof Error ? err.name : typeof err;
+  const at = err instanceof Error ? err.stack?.split("\n").find((l) => l.trim().startsWith("at "))?.trim() : undefined;
+  return { name, codes, ...(at && { at }) };
 }

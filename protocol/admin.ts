@@ -6,6 +6,17 @@ import { z } from "zod";
 export const ResumeBody = z.object({ policy_version: z.number().int().nonnegative().optional() }).strict();
 export type ResumeBody = z.infer<typeof ResumeBody>;
 
+/** The byte budget every per-session cache of the gateway shares. */
+export const CacheBudgetState = z.object({
+  /** Estimated heap bytes the cached entries hold now. */
+  used_bytes: z.number().int().nonnegative(),
+  /** The budget: past it, the least recently used entry of any cache is evicted. */
+  max_bytes: z.number().int().nonnegative(),
+  /** Entries charged to the budget, all caches together. */
+  entries: z.number().int().nonnegative(),
+});
+export type CacheBudgetState = z.infer<typeof CacheBudgetState>;
+
 /** `GET /v1/admin/state`, and the answer to pause and resume. */
 export const AdminState = z.object({
   paused: z.boolean(),
@@ -14,6 +25,7 @@ export const AdminState = z.object({
   /** Calls held by a pause. */
   waiting: z.number().int().nonnegative(),
   policy_version: z.number().int(),
+  cache: CacheBudgetState,
 });
 export type AdminState = z.infer<typeof AdminState>;
 

@@ -9,12 +9,13 @@ export const ERROR_CODES = [
   "unauthorized", // missing / unknown credential
   "forbidden", // a credential used where it does not grant access
   "not_found",
-  "conflict", // the resource is in a state that forbids the request (a task id already running)
+  "conflict", // the resource is in a state that forbids the request (a task id already running, resuming to an older policy version)
   "context_length", // prompt + max tokens exceed the model's context window
   "engine_unavailable", // could not reach any engine (connect errors, 5xx after retries)
   "engine_timeout", // the engine did not answer within the per-call timeout
   "engine_error", // the engine answered with something we cannot use
   "overloaded",
+  "client_closed", // the client hung up before the call finished (recorded; nobody is left to answer)
   "internal",
 ] as const;
 export const ErrorCode = z.enum(ERROR_CODES);

@@ -10,11 +10,13 @@ import { SessionAuth } from "./auth.ts";
 import type { Backend } from "./backends/backend.ts";
 import { CallPath } from "./call-path.ts";
 import type { GatewayConfig } from "./config.ts";
+import { CacheBudget } from "../cache-budget.ts";
 import { promptTokenCounter } from "./model-tokenizer.ts";
 import { PolicyGate } from "./policy-gate.ts";
+import { requestLogging, stderrLogSink, type LogSink } from "./request-log.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { llmRoutes } from "./routes/llm.ts";
-import { notFound } from "./routes/not-found.ts";
+import { answerInPathShape, notFound } from "./routes/not-found.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { createTokenCounter } from "./token-counter.ts";
 import { TrajectoryService } from "./trajectory-service.ts";
@@ -23,11 +25,15 @@ export interface GatewayDeps {
   config: GatewayConfig;
   store: OpenedStore;
   backend: Backend;
+  /** Where the structured log lines go (default: stderr, one JSON object a line). */
+  log?: LogSink;
 }
 
 export interface GatewayApp {
   app: Hono;
   gate: PolicyGate;
+  /** The byte budget every per-session cache shares. */
+  cacheBudget: CacheBudget;
   /** Tells the gateway the base URL clients reach it at (known once the server listens). */
   setBaseUrl(url: string): void;
   /** Releases what the app started lazily (the trajectory worker). */
@@ -41,6 +47,9 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const auth = new SessionAuth(sessions, config.adminToken, config.open);
   const gate = new PolicyGate();
   const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking });
+  const bodyLimits = { maxBytes: config.maxBodyBytes, maxDepth: config.maxJsonDepth };
+  const cacheBudget = new CacheBudget(config.cacheBytes);
+  for (const cache of [sessions, calls, callPath, backend]) cache.shareCacheBudget?.(cacheBudget);
   let baseUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
 
   const llm = llmRoutes({
@@ -49,21 +58,25 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     backend,
     tokenCounter: createTokenCounter(backend, config.tokenizer ? promptTokenCounter(config.tokenizer) : undefined),
     streamTiming: { headStartMs: config.streamHeadStartMs, keepAliveMs: config.keepAliveMs },
-    maxBodyBytes: config.maxBodyBytes,
+    bodyLimits,
   });
 
   const app = new Hono();
+  app.use("*", requestLogging(deps.log ?? stderrLogSink));
   app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused } satisfies Health));
   const trajectories = new TrajectoryService(calls, config.tokenizer);
-  app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, baseUrl: () => baseUrl }));
-  app.route("/v1/admin", adminRoutes(auth, gate));
+  app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, bodyLimits, baseUrl: () => baseUrl }));
+  app.route("/v1/admin", adminRoutes(auth, gate, cacheBudget, bodyLimits));
   app.route("/s/:token", llm);
   app.route("/", llm);
   app.notFound(notFound);
+  // Anything a route let escape: a fixed message, never the error's own text (asPolarError).
+  app.onError((err, c) => answerInPathShape(c, err));
 
   return {
     app,
     gate,
+    cacheBudget,
     setBaseUrl(url) {
       if (!config.publicUrl) baseUrl = url;
     },

@@ -1,7 +1,8 @@
 // Why: the one path every LLM call takes, whatever its dialect: wait out a weight-sync pause,
 // call the engine, and commit the call (tokens, timings, error) before anything is answered.
 import type { Dialect } from "../../protocol/calls.ts";
-import { asPolarError, type PolarError } from "../errors.ts";
+import type { CacheBudget } from "../cache-budget.ts";
+import { PolarError, asPolarError } from "../errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
 import type { Backend, EngineResult } from "./backends/backend.ts";
 import type { PivotRequest, PivotResponse } from "./pivot.ts";
@@ -32,7 +33,10 @@ export class CallPath {
     const started = performance.now();
     const startedAt = new Date().toISOString();
     const request = applySamplingPolicy(input.request, this.sampling);
-    const policyVersion = await this.gate.enter(input.signal);
+    const policyVersion = await this.gate.enter(input.signal).catch((err: unknown) => {
+      // Hung up while waiting out a pause: never in flight, so nothing is recorded.
+      throw input.signal.aborted ? new PolarError("client_closed", "the client closed the connection while the gateway was paused") : err;
+    });
     // In flight from here until stored: a pause returns only once this call is in the store.
     try {
       const seq = await this.seqs.allocate(input.sessionId);
@@ -43,7 +47,7 @@ export class CallPath {
         try {
           result = await this.backend.complete({ request, sessionId: input.sessionId, signal: input.signal });
         } catch (err) {
-          failure = input.signal.aborted ? asPolarError(new Error("the client closed the connection before the engine answered")) : asPolarError(err);
+          failure = input.signal.aborted ? new PolarError("client_closed", "the client closed the connection before the engine answered") : asPolarError(err);
         }
         const engineMs = performance.now() - started - queuedMs;
         await this.calls.insert({
@@ -61,6 +65,10 @@ export class CallPath {
           error: failure ? { code: failure.code, message: failure.message } : null,
           notes: result?.notes ?? null,
           started_at: startedAt,
+        }).catch((err: unknown) => {
+          // The session was deleted meanwhile: what the backend just remembered for it goes too.
+          if (err instanceof PolarError && err.code === "not_found") this.forget(input.sessionId);
+          throw err;
         });
         if (failure) throw failure;
         return result!.response;
@@ -70,6 +78,11 @@ export class CallPath {
     } finally {
       this.gate.leave();
     }
+  }
+
+  /** Counts the seq allocator's idle sessions against the gateway's shared byte budget. */
+  shareCacheBudget(budget: CacheBudget): void {
+    this.seqs.shareCacheBudget(budget);
   }
 
   /** Drops what the gateway keeps in memory for a session that can make no more calls. */

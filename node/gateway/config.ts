@@ -1,6 +1,7 @@
 // Why: the gateway's settings are read once, validated once, and their defaults live together
 // here, so the CLI, tests and the node agent build a gateway from the same shape.
 import { z } from "zod";
+import { DEFAULT_CACHE_BYTES } from "../cache-budget.ts";
 
 export const GatewayConfig = z.object({
   host: z.string().default("127.0.0.1"),
@@ -18,7 +19,15 @@ export const GatewayConfig = z.object({
   /** Streamed calls wait this long for the engine before committing to 200 + keep-alives. */
   streamHeadStartMs: z.number().int().nonnegative().default(3_000),
   keepAliveMs: z.number().int().positive().default(10_000),
+  /** Bytes a request body may have (declared or chunked); more gets the dialect's 413. */
   maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
+  /** Object/array nesting a request body may have; deeper gets the dialect's 400 before any parsing. */
+  maxJsonDepth: z.number().int().positive().default(256),
+  /**
+   * Bytes all per-session caches together may hold (recent calls, token-splice turns, seqs,
+   * session lookup, sticky routing); the least recently used entries go first. 0 = no caching.
+   */
+  cacheBytes: z.number().int().nonnegative().default(DEFAULT_CACHE_BYTES),
   /** Trainer-side sampling: cap on max_tokens, forced temperature / top_p / thinking (sampling-policy.ts). */
   maxTokensCap: z.number().int().positive().optional(),
   temperature: z.number().min(0).optional(),

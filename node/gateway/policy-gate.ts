@@ -1,5 +1,7 @@
 // Why: weight sync needs the gateway to stop admitting calls, drain the ones in flight, and
-// stamp every later call with the new policy version; new calls wait rather than fail.
+// stamp every later call with the new policy version; new calls wait rather than fail. Versions
+// only move forward: a late or replayed resume naming an older version is refused.
+import { PolarError } from "../errors.ts";
 
 export class PolicyGate {
   private paused = false;
@@ -58,7 +60,11 @@ export class PolicyGate {
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.drainedWaiters.push(resolve));
   }
 
+  /** Releases waiting calls; refuses (conflict, gate unchanged) a version older than the current one. */
   resume(policyVersion?: number): void {
+    if (policyVersion !== undefined && policyVersion < this.version) {
+      throw new PolarError("conflict", `policy_version ${policyVersion} is older than the current ${this.version}; versions only move forward`);
+    }
     if (policyVersion !== undefined) this.version = policyVersion;
     this.paused = false;
     for (const wake of this.waiters.splice(0)) wake();

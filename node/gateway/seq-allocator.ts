@@ -2,6 +2,7 @@
 // finish (and are stored) out of order. Numbers continue from the store after a restart; a
 // session with calls in flight is never forgotten (that could hand out a number twice), and
 // idle sessions are kept in a bounded LRU so sessions that never close do not grow memory.
+import { heapBytes, type CacheBudget } from "../cache-budget.ts";
 import { LruMap } from "../lru-map.ts";
 
 interface Active {
@@ -18,7 +19,12 @@ export class SeqAllocator {
     private readonly lastStoredSeq: (sessionId: string) => Promise<number>,
     maxIdleSessions = 10_000,
   ) {
-    this.idle = new LruMap(maxIdleSessions);
+    this.idle = new LruMap(maxIdleSessions, (_seq, sessionId) => heapBytes.string(sessionId) + heapBytes.entry);
+  }
+
+  /** Counts the idle sessions' entries against the gateway's shared cache budget. */
+  shareCacheBudget(budget: CacheBudget): void {
+    this.idle.shareBudget(budget);
   }
 
   /** The next seq of the session; pair every call with one `release` once the call is stored. */

@@ -27,12 +27,16 @@ function settle(result: Promise<PivotResponse>): Promise<Settled> {
   );
 }
 
-/** The SSE response for a streamed call; throws (for an error status) if the engine fails early. */
+/**
+ * The SSE response for a streamed call; throws (for an error status) if the engine fails early,
+ * and reports a failure after the 200 went out to `onLateError`.
+ */
 export async function streamedResponse(
   result: Promise<PivotResponse>,
   dialect: Dialect,
   request: PivotRequest,
   timing: StreamTiming,
+  onLateError: (error: PolarError) => void = () => {},
 ): Promise<Response> {
   const settled = settle(result);
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -55,6 +59,7 @@ export async function streamedResponse(
       const keepAlive = setInterval(() => write([": keep-alive\n\n"]), timing.keepAliveMs);
       const outcome = await settled;
       clearInterval(keepAlive);
+      if (!outcome.ok) onLateError(outcome.error);
       write(outcome.ok ? dialect.renderStream(outcome.response, request) : dialect.renderStreamError(outcome.error));
       try {
         controller.close();

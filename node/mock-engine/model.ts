@@ -50,9 +50,27 @@ export class MockModel {
       : undefined;
   }
 
+  /**
+   * The prompt text and ids of a chat. Input the template cannot render (a schema nested
+   * thousands deep overflows its recursion) is the request's fault: a 400, as vLLM answers it.
+   */
   renderChat(messages: TemplateMessage[], options: RenderOptions): { text: string; ids: number[] } {
-    const text = this.template.render(messages, options);
-    return { text, ids: this.tokenizer.encode(text) };
+    let text: string;
+    try {
+      text = this.template.render(messages, options);
+    } catch (err) {
+      throw new EngineError("bad_request", `The chat template could not be applied to the request: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return { text, ids: this.encode(text) };
+  }
+
+  /** Token ids of prompt text; text the tokenizer cannot take (tiktoken fails on a ~1 MB word) is a 400. */
+  encode(text: string): number[] {
+    try {
+      return this.tokenizer.encode(text);
+    } catch {
+      throw new EngineError("bad_request", `The tokenizer could not encode the prompt (${text.length} characters).`);
+    }
   }
 
   /** Context rules, then the scripted continuation of the prompt. */

@@ -78,7 +78,7 @@ export async function sglangGenerate(ctx: EngineContext, body: unknown, signal: 
   if ((request.text === undefined) === (request.input_ids === undefined)) {
     throw new EngineError("bad_request", "Either text or input_ids should be provided.");
   }
-  const promptIds = request.input_ids ?? ctx.model.tokenizer.encode(request.text!);
+  const promptIds = request.input_ids ?? ctx.model.encode(request.text!);
   if (promptIds.length === 0) throw new EngineError("bad_request", "The input is empty.");
   const sp = request.sampling_params ?? {};
   const stop = stopList(sp.stop);

@@ -37,7 +37,7 @@ export function tokenize(ctx: EngineContext, body: unknown): Response {
   } else {
     const request = parseBody(TokenizeCompletion, body);
     checkModel(ctx, request.model);
-    tokens = ctx.model.tokenizer.encode(request.prompt);
+    tokens = ctx.model.encode(request.prompt);
     wantStrs = request.return_token_strs === true;
   }
   return Response.json({

@@ -38,7 +38,7 @@ function completionMaxTokens(maxTokens: number | null | undefined): number | und
 
 function promptIdsOf(ctx: EngineContext, prompt: z.infer<typeof CompletionRequest>["prompt"]): number[] {
   const single = Array.isArray(prompt) && prompt.length === 1 && typeof prompt[0] !== "number" ? prompt[0]! : prompt;
-  if (typeof single === "string") return ctx.model.tokenizer.encode(single);
+  if (typeof single === "string") return ctx.model.encode(single);
   const ids = single as number[];
   const bad = ids.find((id) => id >= ctx.model.tokenizer.vocabSize);
   if (bad !== undefined) throw new EngineError("bad_request", `Token id ${bad} is out of vocabulary`, "prompt");

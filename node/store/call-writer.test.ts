@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RecordedCall } from "../../protocol/calls.ts";
+import { PolarError } from "../errors.ts";
 import { CallsRepo } from "./calls-repo.ts";
 import { openNodeStore } from "./db.ts";
 import { calls, sessions } from "./schema.ts";
@@ -61,15 +62,18 @@ describe("the per-call insert", () => {
     expect(rows[0]).toEqual(rows[1]!);
   });
 
-  test("a call of a deleted session fails as @libsql/client reports a foreign-key violation", async () => {
+  test("a call of a deleted session fails as not_found, caused by the foreign-key violation @libsql/client would report", async () => {
     const store = await openNodeStore(tempDb());
     const { row } = await new SessionsRepo(store.db).create({});
     const repo = new CallsRepo(store.db, undefined, store.writer);
     await new SessionsRepo(store.db).delete(row.id);
     const failure = await repo.insert(call(row.id, 0, [1])).catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(LibsqlError);
-    expect((failure as LibsqlError).code).toBe("SQLITE_CONSTRAINT");
-    expect((failure as LibsqlError).extendedCode).toBe("SQLITE_CONSTRAINT_FOREIGNKEY");
+    expect(failure).toBeInstanceOf(PolarError);
+    expect((failure as PolarError).code).toBe("not_found");
+    const cause = (failure as PolarError).cause;
+    expect(cause).toBeInstanceOf(LibsqlError);
+    expect((cause as LibsqlError).code).toBe("SQLITE_CONSTRAINT");
+    expect((cause as LibsqlError).extendedCode).toBe("SQLITE_CONSTRAINT_FOREIGNKEY");
     store.close();
   });
 
@@ -86,7 +90,8 @@ describe("the per-call insert", () => {
       repo.insert(call(kept.id, 1, [1, 2])),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect(((outcomes[1] as PromiseRejectedResult).reason as LibsqlError).code).toBe("SQLITE_CONSTRAINT");
+    const failure = (outcomes[1] as PromiseRejectedResult).reason as PolarError;
+    expect([failure.code, (failure.cause as LibsqlError).code]).toEqual(["not_found", "SQLITE_CONSTRAINT"]);
     store.close();
     // Committed: a fresh process sees both calls of the kept session.
     const reopened = await openNodeStore(path);

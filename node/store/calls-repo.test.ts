@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RecordedCall } from "../../protocol/calls.ts";
+import { CacheBudget, heapBytes } from "../cache-budget.ts";
 import { CallsRepo } from "./calls-repo.ts";
 import { openNodeStore } from "./db.ts";
 import { SessionsRepo } from "./sessions-repo.ts";
@@ -165,5 +166,35 @@ describe("CallsRepo", () => {
     await sessions.delete(row.id);
     expect(await repo.count(row.id)).toBe(0);
     store.close();
+  });
+
+  test("the recent calls kept in memory are charged to a shared byte budget; without room they are re-read from disk", async () => {
+    const store = await openNodeStore(tempDb());
+    const { row } = await new SessionsRepo(store.db).create({});
+    const recorded = agentSession(row.id, 6);
+    const budget = new CacheBudget();
+    const repo = new CallsRepo(store.db, undefined, store.writer);
+    repo.shareCacheBudget(budget);
+    for (const c of recorded) await repo.insert(c);
+    // One entry (the session) holding its 4 most recent calls: their id arrays and request messages and tools.
+    const kept = recorded.slice(-4);
+    const floor = kept.reduce((n, c) => n + heapBytes.numbers(c.prompt_ids) + heapBytes.numbers(c.output_ids) + 2 * JSON.stringify([c.request.messages, c.request.tools]).length, 0);
+    expect(budget.entries).toBe(1);
+    expect(budget.usedBytes).toBeGreaterThan(floor);
+    expect(budget.usedBytes).toBeLessThan(floor * 1.5);
+    repo.forget(row.id);
+    expect([budget.usedBytes, budget.entries]).toEqual([0, 0]);
+
+    // A zero budget keeps nothing in memory; calls are still stored against their bases.
+    const other = await openNodeStore(tempDb());
+    const session = (await new SessionsRepo(other.db).create({})).row;
+    const uncached = new CallsRepo(other.db, undefined, other.writer);
+    uncached.shareCacheBudget(new CacheBudget(0));
+    const again = agentSession(session.id, 6);
+    for (const c of again) await uncached.insert(c);
+    expect((await uncached.storedBytes(session.id)).prompt).toBe((await repo.storedBytes(row.id)).prompt);
+    expect(await uncached.list(session.id)).toEqual(again);
+    store.close();
+    other.close();
   });
 });

@@ -4,12 +4,14 @@
 // a reference: a long session costs its unique tokens and messages, not turns × context.
 import { and, asc, count, eq, lte, max } from "drizzle-orm";
 import type Database from "libsql";
+import { heapBytes, type CacheBudget } from "../cache-budget.ts";
+import { PolarError } from "../errors.ts";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
 import { drizzleCallWriter, nativeCallWriter, type CallInsert, type CallWriter } from "./call-writer.ts";
 import type { NodeDb } from "./db.ts";
-import { calls } from "./schema.ts";
+import { calls, sessions } from "./schema.ts";
 import { sameJson } from "./same-json.ts";
 import { commonPrefixLength, concatPrefixLength, decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
 
@@ -25,6 +27,8 @@ interface Expanded {
   outputIds: readonly number[];
   messages: readonly Message[];
   tools: readonly Tool[];
+  /** Estimated heap bytes of the above (for the shared cache budget). */
+  bytes: number;
 }
 
 interface Base {
@@ -49,7 +53,12 @@ export class CallsRepo {
     writer: Database.Database | null = null,
   ) {
     this.writeRow = writer ? nativeCallWriter(db, writer) : drizzleCallWriter(db);
-    this.recent = new LruMap(maxSessions);
+    this.recent = new LruMap(maxSessions, (list, sessionId) => list.reduce((sum, e) => sum + e.bytes, heapBytes.string(sessionId) + heapBytes.entry));
+  }
+
+  /** Counts the recent calls kept per session against the gateway's shared cache budget. */
+  shareCacheBudget(budget: CacheBudget): void {
+    this.recent.shareBudget(budget);
   }
 
   async insert(call: RecordedCall): Promise<void> {
@@ -96,9 +105,20 @@ export class CallsRepo {
       notes: call.notes,
       startedAt: call.started_at,
     };
-    await this.writeRow(row);
+    try {
+      // A failing row fails alone, also when committed with others (call-writer.ts).
+      await this.writeRow(row);
+    } catch (err) {
+      this.recent.delete(call.session_id);
+      if (!(await this.sessionExists(call.session_id))) {
+        throw new PolarError("not_found", `session ${call.session_id} was deleted while this call was in flight; the call was not recorded`, undefined, { cause: err });
+      }
+      throw err;
+    }
     recent.push(expanded);
     if (recent.length > RECENT_PER_SESSION) recent.shift();
+    // Set again (not only mutated) so the budget re-measures the grown entry.
+    this.recent.set(call.session_id, recent);
   }
 
   /** All recorded calls of a session (optionally up to `maxSeq`), in seq order, fully rebuilt. */
@@ -143,6 +163,11 @@ export class CallsRepo {
     this.recent.delete(sessionId);
   }
 
+  private async sessionExists(sessionId: string): Promise<boolean> {
+    const found = await this.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
+    return found.length > 0;
+  }
+
   private async recentOf(sessionId: string): Promise<Expanded[]> {
     let list = this.recent.get(sessionId);
     if (!list) {
@@ -154,7 +179,10 @@ export class CallsRepo {
 }
 
 function expand(call: RecordedCall): Expanded {
-  return { seq: call.seq, promptIds: call.prompt_ids, outputIds: call.output_ids ?? [], messages: call.request.messages, tools: call.request.tools };
+  const outputIds = call.output_ids ?? [];
+  const bytes =
+    heapBytes.entry + heapBytes.numbers(call.prompt_ids) + heapBytes.numbers(outputIds) + heapBytes.json(call.request.messages) + heapBytes.json(call.request.tools);
+  return { seq: call.seq, promptIds: call.prompt_ids, outputIds, messages: call.request.messages, tools: call.request.tools, bytes };
 }
 
 /**

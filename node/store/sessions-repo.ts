@@ -2,6 +2,7 @@
 // rows, token hashing and lookup, so no other code handles raw tokens at rest.
 import { eq } from "drizzle-orm";
 import { createHash, randomBytes } from "node:crypto";
+import { heapBytes, type CacheBudget } from "../cache-budget.ts";
 import { LruMap } from "../lru-map.ts";
 import type { NodeDb } from "./db.ts";
 import { sessions } from "./schema.ts";
@@ -30,7 +31,15 @@ export class SessionsRepo {
     private readonly db: NodeDb,
     maxCachedSessions = 10_000,
   ) {
-    this.byTokenHash = new LruMap(maxCachedSessions);
+    this.byTokenHash = new LruMap(
+      maxCachedSessions,
+      (row, hash) => heapBytes.entry + heapBytes.string(hash) + heapBytes.string(row.id) + heapBytes.string(JSON.stringify(row.metadata)) + 2 * heapBytes.string(row.createdAt),
+    );
+  }
+
+  /** Counts the session lookup cache against the gateway's shared cache budget. */
+  shareCacheBudget(budget: CacheBudget): void {
+    this.byTokenHash.shareBudget(budget);
   }
 
   /** Creates a session; `token` defaults to a fresh random one (open mode passes the client's key). */

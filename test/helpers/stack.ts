@@ -9,6 +9,7 @@ import { SessionInfo } from "../../protocol/sessions.ts";
 import { createBackend } from "../../node/gateway/backends/index.ts";
 import type { BackendKind, BackendOptionsInput } from "../../node/gateway/backends/options.ts";
 import type { GatewayConfigInput } from "../../node/gateway/config.ts";
+import type { LogSink } from "../../node/gateway/request-log.ts";
 import { startGateway, type RunningGateway } from "../../node/gateway/server.ts";
 import { startMockEngine, type MockEngineOptionsInput, type RunningMockEngine } from "../../node/mock-engine/index.ts";
 
@@ -22,6 +23,8 @@ export interface StackOptions {
   gateway?: Partial<GatewayConfigInput>;
   /** Reuse an existing SQLite file (restart tests). */
   db?: string;
+  /** Captures the gateway's structured log lines (default: stderr). */
+  log?: LogSink;
 }
 
 export interface Stack {
@@ -47,7 +50,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   let gateway: RunningGateway;
   try {
     const backend = createBackend(options.backend ?? "vllm", { urls: [engine.url], model: ENGINE_MODEL, retries: 0, timeoutMs: 30_000, ...options.backendOptions });
-    gateway = await startGateway({ port: 0, db: dbPath, adminToken: ADMIN_TOKEN, ...options.gateway }, backend);
+    gateway = await startGateway({ port: 0, db: dbPath, adminToken: ADMIN_TOKEN, ...options.gateway }, backend, { log: options.log });
   } catch (err) {
     await engine.stop(); // a bad option must not leave the engine listening
     throw err;

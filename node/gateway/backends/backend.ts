@@ -2,6 +2,7 @@
 // recording never know whether tokens came from vLLM, SGLang, a token-in/token-out path or a
 // plain OpenAI-compatible API.
 import type { CallNotes } from "../../../protocol/calls.ts";
+import type { CacheBudget } from "../../cache-budget.ts";
 import type { PivotRequest, PivotResponse } from "../pivot.ts";
 
 /** Token capture of one engine call. Absent when the backend cannot see token ids. */
@@ -37,4 +38,6 @@ export interface Backend {
   listModels(): Promise<string[]>;
   /** Drops per-session state (sticky engine, token-splice cache) when a session ends. */
   forgetSession?(sessionId: string): void;
+  /** Counts the backend's per-session caches against the gateway's shared byte budget. */
+  shareCacheBudget?(budget: CacheBudget): void;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { PivotMessage } from "../pivot.ts";
+import { CacheBudget } from "../../cache-budget.ts";
 import { ChatBodyJson } from "./chat-body-json.ts";
 
 const pivot: PivotMessage[] = [
@@ -36,11 +37,35 @@ describe("ChatBodyJson", () => {
     const afterForget = JSON.parse(bodies.serialize("s", pivot, wire("b"), rest)) as { messages: Array<{ tag: string }> };
     expect(afterForget.messages.map((m) => m.tag)).toEqual(["b0", "b1", "b2"]);
 
-    const oneSession = JSON.stringify(wire("a")).length + 8;
-    const small = new ChatBodyJson(oneSession);
+    const measured = new CacheBudget();
+    const probe = new ChatBodyJson();
+    probe.shareCacheBudget(measured);
+    probe.serialize("s", pivot, wire("a"), rest);
+    const oneSession = measured.usedBytes;
+    const small = new ChatBodyJson(oneSession + 8);
     small.serialize("s", pivot, wire("a"), rest);
     small.serialize("t", pivot, wire("b"), rest); // evicts s (least recently used)
     const s = JSON.parse(small.serialize("s", pivot, wire("c"), rest)) as { messages: Array<{ tag: string }> };
     expect(s.messages.map((m) => m.tag)).toEqual(["c0", "c1", "c2"]);
+  });
+
+  test("given the gateway's shared budget, the held JSON is charged there and evicted with the least recently used entries", () => {
+    const shared = new CacheBudget();
+    const bodies = new ChatBodyJson(1); // its own budget would hold nothing
+    bodies.shareCacheBudget(shared);
+    bodies.serialize("s", pivot, wire("a"), rest);
+    expect(shared.entries).toBe(1);
+    const held = shared.usedBytes;
+    expect(held).toBeGreaterThan(JSON.stringify(wire("a")).length * 2);
+    const reused = JSON.parse(bodies.serialize("s", pivot, wire("b"), rest)) as { messages: Array<{ tag: string }> };
+    expect(reused.messages.map((m) => m.tag)).toEqual(["a0", "a1", "a2"]);
+    expect(shared.usedBytes).toBe(held);
+
+    const tight = new CacheBudget(held);
+    bodies.shareCacheBudget(tight);
+    bodies.serialize("t", pivot, wire("c"), rest); // over the shared budget: s goes
+    expect(tight.entries).toBe(1);
+    const s = JSON.parse(bodies.serialize("s", pivot, wire("d"), rest)) as { messages: Array<{ tag: string }> };
+    expect(s.messages.map((m) => m.tag)).toEqual(["d0", "d1", "d2"]);
   });
 });

@@ -1,6 +1,7 @@
 // Why: every backend that reaches its engines through an EngineClient lists models and forgets a
 // closed session the same way; this base class holds that once, so each backend only says how it
 // completes a call (and adds to the shared part where it keeps more, e.g. token-splice state).
+import type { CacheBudget } from "../../cache-budget.ts";
 import type { Backend, EngineCall, EngineResult } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 
@@ -17,5 +18,9 @@ export abstract class EngineBackend implements Backend {
 
   forgetSession(sessionId: string): void {
     this.client.pool.forget(sessionId);
+  }
+
+  shareCacheBudget(budget: CacheBudget): void {
+    this.client.pool.shareCacheBudget(budget);
   }
 }

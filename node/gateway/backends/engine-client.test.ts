@@ -66,14 +66,14 @@ describe("engine client policy", () => {
     const backend = createBackend("vllm", { urls: [refusedUrl()], retries: 2, backoffMs: 1 });
     const err = await failure(call(backend, hello));
     expect(err.code).toBe("engine_unavailable");
-    expect(err.message).toContain("3 attempts");
+    expect(err.message).toBe("no engine reachable after 3 attempts");
   });
 
-  test("4xx answers are not retried and keep the engine's message", async () => {
+  test("4xx answers are not retried, keep the engine's message and are the client's fault", async () => {
     const e = await engine();
     const backend = createBackend("vllm", { urls: [e.url], retries: 3, backoffMs: 1, model: "no-such-model" });
     const err = await failure(call(backend, hello));
-    expect(err.code).toBe("engine_error");
+    expect(err.code).toBe("bad_request");
     expect(err.message).toContain("no-such-model");
     expect(err.details).toMatchObject({ status: 404, attempts: 1 });
   });

@@ -148,7 +148,8 @@ function parseBody<S extends z.ZodType>(schema: S, text: string, engineUrl: stri
 function exhausted(last: RetryableFailure | undefined, attempts: number): PolarError {
   if (last?.kind === "status") return last.error;
   const cause = last?.cause instanceof Error ? last.cause.message : String(last?.cause);
-  return new PolarError("engine_unavailable", `no engine reachable after ${attempts} attempts (${last?.url}: ${cause})`);
+  // The engine's address stays in the details (logged), out of the message (shown to clients).
+  return new PolarError("engine_unavailable", `no engine reachable after ${attempts} attempts`, { engineUrl: last?.url, cause });
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -55,8 +55,20 @@ describe("engine error mapping", () => {
       code: "bad_request",
       message: "tools[0] invalid",
     });
-    expect(engineHttpError(404, JSON.stringify({ message: "The model `x` does not exist." }), "u").code).toBe("engine_error");
+    // Every 4xx is the request's fault (a 400 to the client), except the gateway's own engine credentials.
+    expect(engineHttpError(404, JSON.stringify({ message: "The model `x` does not exist." }), "u").code).toBe("bad_request");
+    expect(engineHttpError(413, "too big", "u").code).toBe("bad_request");
+    expect(engineHttpError(401, "bad key", "u").code).toBe("engine_error");
     expect(engineHttpError(429, "slow down", "u").code).toBe("overloaded");
     expect(engineHttpError(503, "warming up", "u").code).toBe("engine_unavailable");
+  });
+
+  test("what a client sees of an engine's message is one short line without URLs; the log keeps it whole", () => {
+    const traceback = "Traceback (most recent call last):\n  File \"/srv/vllm/serve.py\", line 9\nRuntimeError: see http://10.0.0.7:8000/debug";
+    const err = engineHttpError(500, JSON.stringify({ message: traceback }), "http://10.0.0.7:8000");
+    expect(err.message).toBe("engine 500: Traceback (most recent call last):");
+    expect(err.details).toMatchObject({ engineUrl: "http://10.0.0.7:8000", engineMessage: traceback });
+    const withUrl = engineHttpError(400, JSON.stringify({ message: "bad input, see https://internal.example/x?y=1 for help" }), "u");
+    expect(withUrl.message).toBe("bad input, see <url> for help");
   });
 });

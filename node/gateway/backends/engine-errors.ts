@@ -36,15 +36,34 @@ export function isRetryableStatus(status: number): boolean {
   return status >= 500;
 }
 
-/** A non-2xx engine answer as a PolarError (after retries, for 5xx). */
+/** Engine statuses that are the gateway's own fault (its engine credentials), not the client's. */
+const GATEWAY_CREDENTIAL_STATUSES = new Set([401, 403, 407]);
+
+/**
+ * An engine's message as a client may see it: one line, at most 300 characters, URLs replaced
+ * (an engine's 5xx can carry a traceback or its own address; the full text goes to the log).
+ */
+export function clientSafeEngineMessage(message: string): string {
+  const firstLine = message.split("\n", 1)[0]!.trim();
+  const short = firstLine.length > 300 ? `${firstLine.slice(0, 300)}…` : firstLine;
+  return short.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>");
+}
+
+/**
+ * A non-2xx engine answer as a PolarError (after retries, for 5xx). A 4xx is the request's
+ * fault (the engine's template, tokenizer or validation refused it): bad_request, never retried,
+ * except a context overflow (context_length), 429 (overloaded) and a refused engine credential.
+ */
 export function engineHttpError(status: number, bodyText: string, engineUrl: string, attempts = 1): PolarError {
-  const message = engineErrorMessage(bodyText) || `HTTP ${status}`;
-  const details = { status, engineUrl, attempts };
+  const engineMessage = engineErrorMessage(bodyText) || `HTTP ${status}`;
+  const message = clientSafeEngineMessage(engineMessage);
+  const details = { status, engineUrl, attempts, engineMessage: engineMessage.slice(0, 2000) };
   if (status >= 500) return new PolarError("engine_unavailable", `engine ${status}: ${message}`, details);
   if ((status === 400 || status === 413 || status === 422) && isContextLengthMessage(message)) {
     return new PolarError("context_length", message, { ...details, ...parseContextLength(message) });
   }
   if (status === 429) return new PolarError("overloaded", message, details);
-  if (status === 400 || status === 422) return new PolarError("bad_request", message, details);
+  if (GATEWAY_CREDENTIAL_STATUSES.has(status)) return new PolarError("engine_error", `engine ${status}: the engine refused the gateway's credentials`, details);
+  if (status >= 400) return new PolarError("bad_request", message, details);
   return new PolarError("engine_error", `engine ${status}: ${message}`, details);
 }

@@ -1,6 +1,7 @@
 // Why: several engines serve one backend; calls of one session must stay on one engine (its
 // prefix cache holds the conversation) while new sessions spread by load and a dead engine is
 // routed around. Routing state is in-memory and per process: it is an optimisation, not a record.
+import { heapBytes, type CacheBudget } from "../../cache-budget.ts";
 import { LruMap } from "../../lru-map.ts";
 
 export interface EngineLease {
@@ -35,7 +36,12 @@ export class EnginePool {
     if (urls.length === 0) throw new Error("EnginePool needs at least one engine URL");
     this.engines = urls.map((url) => ({ url: engineBaseUrl(url), inFlight: 0, downUntil: 0 }));
     this.now = options.now ?? Date.now;
-    this.sticky = new LruMap(options.maxSessions);
+    this.sticky = new LruMap(options.maxSessions, (url, sessionId) => heapBytes.string(sessionId) + heapBytes.string(url) + heapBytes.entry);
+  }
+
+  /** Counts the sticky-routing entries against the gateway's shared cache budget. */
+  shareCacheBudget(budget: CacheBudget): void {
+    this.sticky.shareBudget(budget);
   }
 
   get urls(): string[] {

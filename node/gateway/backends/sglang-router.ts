@@ -33,7 +33,7 @@ export async function listRouterWorkers(routerUrl: string, signal: AbortSignal, 
   }
   const legacy = ListWorkersAnswer.safeParse(await getJson(`${base}/list_workers`, headers, signal));
   if (legacy.success) return legacy.data.urls;
-  throw new PolarError("engine_error", `sglang router ${base} lists no workers (neither /workers nor /list_workers answered)`);
+  throw new PolarError("engine_error", "the sglang router lists no workers (neither /workers nor /list_workers answered)", { engineUrl: base });
 }
 
 async function getJson(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<unknown> {

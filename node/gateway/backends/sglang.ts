@@ -16,6 +16,7 @@ import { z } from "zod";
 import { SglangTokenLogprobs, TokenIds, type SglangTokenLogprob } from "./wire-tokens.ts";
 import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
+import type { CacheBudget } from "../../cache-budget.ts";
 import { ChatBodyJson } from "./chat-body-json.ts";
 import { EngineBackend } from "./engine-backend.ts";
 import type { EngineClient } from "./engine-client.ts";
@@ -53,6 +54,11 @@ export class SglangBackend extends EngineBackend {
   override forgetSession(sessionId: string): void {
     super.forgetSession(sessionId);
     this.bodyJson.forget(sessionId);
+  }
+
+  override shareCacheBudget(budget: CacheBudget): void {
+    super.shareCacheBudget(budget);
+    this.bodyJson.shareCacheBudget(budget);
   }
 
   async complete(call: EngineCall): Promise<EngineResult> {

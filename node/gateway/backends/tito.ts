@@ -3,6 +3,7 @@
 // what Polar decided (optionally with earlier turns' sampled ids spliced back), independent of the
 // engine's template handling, reasoning parser or tool parser configuration.
 import { getChatTemplate, parseQwen3Output, pivotToTemplateMessages, pivotToTemplateTools, type ChatTemplate } from "../../tokenizer/index.ts";
+import { PolarError } from "../../errors.ts";
 import type { PivotRequest, PivotResponse } from "../pivot.ts";
 import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
@@ -12,6 +13,7 @@ import { finishReasonOf, stopSequenceOf } from "./openai-chat.ts";
 import type { TitoEngine } from "./options.ts";
 import { sglangGenerate, vllmCompletions, type TokenEngine } from "./tito-engines.ts";
 import { TokenSpliceCache } from "./token-splice.ts";
+import type { CacheBudget } from "../../cache-budget.ts";
 
 const TOKEN_ENGINES: Record<TitoEngine, TokenEngine> = { vllm: vllmCompletions, sglang: sglangGenerate };
 
@@ -46,11 +48,9 @@ export class TitoBackend extends EngineBackend {
 
   async complete(call: EngineCall): Promise<EngineResult> {
     const { request, sessionId } = call;
-    const promptText = this.render(request);
     const tokenizer = this.template.tokenizer;
     const encode = (text: string) => tokenizer.encode(text);
-    const spliced = this.splices?.splice(sessionId, request.messages, promptText, encode);
-    const promptIds = spliced?.ids ?? encode(promptText);
+    const { promptIds, spliced } = this.prompt(request, sessionId, encode);
     const contextLength = this.options.engine === "sglang" ? await this.engineContextLength(call.signal) : undefined;
     const completion = await this.engine(this.client, {
       sessionId,
@@ -97,6 +97,11 @@ export class TitoBackend extends EngineBackend {
     this.splices?.forget(sessionId);
   }
 
+  override shareCacheBudget(budget: CacheBudget): void {
+    super.shareCacheBudget(budget);
+    this.splices?.shareCacheBudget(budget);
+  }
+
   /**
    * SGLang's `/generate` defaults max_new_tokens to 128 and rejects prompt + max_new_tokens beyond
    * its context, so an unset limit becomes "the rest of the context": the engine's
@@ -111,6 +116,20 @@ export class TitoBackend extends EngineBackend {
         return this.template.tokenizer.folder.modelMaxLength;
       });
     return this.contextLength;
+  }
+
+  /**
+   * The prompt ids (token-spliced when on). Input the template or tokenizer cannot take (a schema
+   * nested thousands deep, a megabyte-long word) is the request's fault, as an engine's 400 is.
+   */
+  private prompt(request: PivotRequest, sessionId: string, encode: (text: string) => number[]) {
+    try {
+      const promptText = this.render(request);
+      const spliced = this.splices?.splice(sessionId, request.messages, promptText, encode);
+      return { promptIds: spliced?.ids ?? encode(promptText), spliced };
+    } catch (err) {
+      throw new PolarError("bad_request", "the chat template or tokenizer could not process the request", undefined, { cause: err });
+    }
   }
 
   private render(request: PivotRequest): string {

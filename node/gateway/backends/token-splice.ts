@@ -10,6 +10,7 @@
 // characters become the sampled ids. Not found (the template re-rendered the turn differently,
 // e.g. Qwen3 drops `<think>` of turns before the last user message, or the client changed the
 // message): the turn is tokenized from text and counted as missed.
+import { heapBytes, type CacheBudget } from "../../cache-budget.ts";
 import { LruMap } from "../../lru-map.ts";
 import type { PivotMessage } from "../pivot.ts";
 
@@ -54,24 +55,35 @@ function canonicalJson(text: string): string {
   }
 }
 
+/** A session's remembered turns and their estimated bytes (kept as turns are added). */
+interface SessionTurns {
+  byKey: Map<string, SampledTurn[]>;
+  bytes: number;
+}
+
 export class TokenSpliceCache {
   /** sessionId → turn key → sampled turns (newest last); the least recently used session goes first. */
-  private readonly sessions: LruMap<string, Map<string, SampledTurn[]>>;
+  private readonly sessions: LruMap<string, SessionTurns>;
 
   constructor(maxSessions: number) {
-    this.sessions = new LruMap(maxSessions);
+    this.sessions = new LruMap(maxSessions, (turns, sessionId) => turns.bytes + heapBytes.string(sessionId));
+  }
+
+  /** Counts the remembered turns against the gateway's shared cache budget. */
+  shareCacheBudget(budget: CacheBudget): void {
+    this.sessions.shareBudget(budget);
   }
 
   /** Remembers a sampled turn; `encode` re-tokenizes its text once, to know whether splicing it matters. */
   remember(sessionId: string, message: Pick<PivotMessage, "content" | "tool_calls">, sampled: Pick<SampledTurn, "text" | "ids">, encode: Encode): void {
-    let turns = this.sessions.get(sessionId);
-    if (!turns) {
-      turns = new Map();
-      this.sessions.set(sessionId, turns);
-    }
+    const turns = this.sessions.get(sessionId) ?? { byKey: new Map(), bytes: heapBytes.entry };
     const key = assistantTurnKey(message);
     const turn: SampledTurn = { ...sampled, drifted: !sameIds(encode(sampled.text), sampled.ids) };
-    turns.set(key, [...(turns.get(key) ?? []), turn]);
+    const earlier = turns.byKey.get(key);
+    turns.byKey.set(key, [...(earlier ?? []), turn]);
+    turns.bytes += (earlier ? 0 : heapBytes.string(key)) + heapBytes.string(turn.text) + heapBytes.numbers(turn.ids) + heapBytes.entry;
+    // Set again (not only mutated) so the budget re-measures the grown entry.
+    this.sessions.set(sessionId, turns);
   }
 
   forget(sessionId: string): void {
@@ -86,7 +98,7 @@ export class TokenSpliceCache {
     let cursor = 0;
     for (const message of messages) {
       if (message.role !== "assistant") continue;
-      const found = findTurn(turns?.get(assistantTurnKey(message)), promptText, cursor);
+      const found = findTurn(turns?.byKey.get(assistantTurnKey(message)), promptText, cursor);
       if (!found) {
         stats.missed += 1;
         continue;

@@ -16,6 +16,7 @@ import { z } from "zod";
 import { LogprobEntries, TokenIds } from "./wire-tokens.ts";
 import type { EngineCall, EngineResult, TokenCapture } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
+import type { CacheBudget } from "../../cache-budget.ts";
 import { ChatBodyJson } from "./chat-body-json.ts";
 import { EngineBackend } from "./engine-backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
@@ -46,6 +47,11 @@ export class VllmBackend extends EngineBackend {
   override forgetSession(sessionId: string): void {
     super.forgetSession(sessionId);
     this.bodyJson.forget(sessionId);
+  }
+
+  override shareCacheBudget(budget: CacheBudget): void {
+    super.shareCacheBudget(budget);
+    this.bodyJson.shareCacheBudget(budget);
   }
 
   async complete(call: EngineCall): Promise<EngineResult> {

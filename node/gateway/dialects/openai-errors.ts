@@ -17,6 +17,7 @@ const TYPE_AND_CODE: Record<ErrorCode, { type: string; code: string | null }> = 
   engine_timeout: { type: "server_error", code: "timeout" },
   engine_error: { type: "server_error", code: "engine_error" },
   overloaded: { type: "server_error", code: "overloaded" },
+  client_closed: { type: "invalid_request_error", code: "client_closed" },
   internal: { type: "server_error", code: null },
 };
 

@@ -6,6 +6,7 @@ import type { SessionAuth } from "../auth.ts";
 
 export function adminError(c: Context, err: unknown): Response {
   const e = asPolarError(err);
+  c.get("requestLog")?.failed(e);
   const body: AdminErrorBody = { error: { code: e.code, message: e.message } };
   return c.json(body, e.status as 400);
 }

@@ -1,20 +1,26 @@
-// Why: every route reads a JSON body the same way: too large, invalid JSON and schema mismatches
-// become a 4xx naming the problem (the field, for schemas), never a 500.
+// Why: every route reads a JSON body the same way: too large (declared or streamed), nested too
+// deep, invalid JSON and schema mismatches become a 4xx naming the problem, never a 500, and are
+// refused before any parsing work.
 import type { Context } from "hono";
 import type { z } from "zod";
 import { PolarError } from "../../errors.ts";
 import { parseOrBadRequest } from "../dialects/bad-request.ts";
+import { exceedsJsonDepth } from "./json-depth.ts";
 
-/**
- * The body as JSON; an empty body reads as `emptyAs` when given. A declared length over
- * `maxBytes` is refused before reading (Bun.serve's own cap, set in server.ts, bounds chunked
- * bodies), so the caller answers it in its own error shape.
- */
-export async function readJson(c: Context, emptyAs?: unknown, maxBytes = Number.POSITIVE_INFINITY): Promise<unknown> {
-  const declared = Number(c.req.header("content-length") ?? 0);
-  if (declared > maxBytes) throw new PolarError("too_large", `request body exceeds ${maxBytes} bytes`);
-  const text = await c.req.text();
+export interface BodyLimits {
+  /** Bytes a body may have, declared or streamed (chunked bodies are counted as they arrive). */
+  maxBytes: number;
+  /** Object/array nesting a body may have (`{}` is 1). */
+  maxDepth: number;
+}
+
+/** The body as JSON; an empty body reads as `emptyAs` when given. */
+export async function readJson(c: Context, limits: BodyLimits, emptyAs?: unknown): Promise<unknown> {
+  const text = await readText(c.req.raw, limits.maxBytes);
   if (!text.trim() && emptyAs !== undefined) return emptyAs;
+  if (exceedsJsonDepth(text, limits.maxDepth)) {
+    throw new PolarError("bad_request", `request body nests objects/arrays deeper than ${limits.maxDepth} levels`);
+  }
   try {
     return JSON.parse(text);
   } catch {
@@ -22,6 +28,38 @@ export async function readJson(c: Context, emptyAs?: unknown, maxBytes = Number.
   }
 }
 
-export async function readBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
-  return parseOrBadRequest(schema, await readJson(c, {}));
+export async function readBody<T extends z.ZodType>(c: Context, schema: T, limits: BodyLimits): Promise<z.infer<T>> {
+  return parseOrBadRequest(schema, await readJson(c, limits, {}));
+}
+
+function tooLarge(maxBytes: number): PolarError {
+  return new PolarError("too_large", `request body exceeds ${maxBytes} bytes`);
+}
+
+/**
+ * The body text, refusing more than `maxBytes`: a declared length is checked before reading (the
+ * HTTP framing then guarantees it), a chunked body is counted chunk by chunk and cancelled as
+ * soon as it passes the limit, so neither is ever held in memory whole.
+ */
+async function readText(request: Request, maxBytes: number): Promise<string> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
+    return request.text();
+  }
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }

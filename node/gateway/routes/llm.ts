@@ -10,7 +10,7 @@ import { parseCountTokensRequest, renderCountTokens } from "../dialects/anthropi
 import { DIALECT_ENDPOINTS, anthropicDialect, chatDialect } from "../dialects/index.ts";
 import { streamedResponse, type StreamTiming } from "../sse-response.ts";
 import type { TokenCounter } from "../token-counter.ts";
-import { readJson } from "./json-body.ts";
+import { readJson, type BodyLimits } from "./json-body.ts";
 
 export interface LlmRouteDeps {
   auth: SessionAuth;
@@ -18,11 +18,13 @@ export interface LlmRouteDeps {
   backend: Backend;
   tokenCounter: TokenCounter;
   streamTiming: StreamTiming;
-  maxBodyBytes: number;
+  bodyLimits: BodyLimits;
 }
 
 function fail(c: Context, dialect: Dialect, err: unknown): Response {
-  const { status, body } = dialect.renderError(asPolarError(err));
+  const error = asPolarError(err);
+  c.get("requestLog")?.failed(error);
+  const { status, body } = dialect.renderError(error);
   return c.json(body as object, status as 400);
 }
 
@@ -32,11 +34,14 @@ export function llmRoutes(deps: LlmRouteDeps): Hono {
 
   for (const { path, dialect } of DIALECT_ENDPOINTS) {
     app.post(path, async (c) => {
+      const log = c.get("requestLog");
+      log?.llmCall(dialect.name);
       try {
         const session = await deps.auth.forLlmCall(c.req.param("token"), c.req.raw.headers);
-        const request = dialect.parseRequest(await readJson(c, undefined, deps.maxBodyBytes));
+        log?.llmCall(dialect.name, session.id);
+        const request = dialect.parseRequest(await readJson(c, deps.bodyLimits));
         const result = deps.callPath.run({ sessionId: session.id, dialect: dialect.name, request, signal: c.req.raw.signal });
-        if (request.stream) return await streamedResponse(result, dialect, request, deps.streamTiming);
+        if (request.stream) return await streamedResponse(result, dialect, request, deps.streamTiming, (e) => log?.failedInStream(e));
         return c.json(dialect.renderResponse(await result, request) as object);
       } catch (err) {
         return fail(c, dialect, err);
@@ -45,9 +50,10 @@ export function llmRoutes(deps: LlmRouteDeps): Hono {
   }
 
   app.post("/v1/messages/count_tokens", async (c) => {
+    c.get("requestLog")?.llmCall(anthropicDialect.name);
     try {
       await deps.auth.forLlmCall(c.req.param("token"), c.req.raw.headers);
-      const request = parseCountTokensRequest(await readJson(c, undefined, deps.maxBodyBytes));
+      const request = parseCountTokensRequest(await readJson(c, deps.bodyLimits));
       return c.json(renderCountTokens(await deps.tokenCounter.count(request)));
     } catch (err) {
       return fail(c, anthropicDialect, err);

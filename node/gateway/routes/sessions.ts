@@ -11,7 +11,7 @@ import type { SessionAuth } from "../auth.ts";
 import type { CallPath } from "../call-path.ts";
 import type { TrajectoryService } from "../trajectory-service.ts";
 import { guardWithAdminToken } from "./admin-guard.ts";
-import { readBody } from "./json-body.ts";
+import { readBody, type BodyLimits } from "./json-body.ts";
 
 export interface SessionRouteDeps {
   auth: SessionAuth;
@@ -19,6 +19,7 @@ export interface SessionRouteDeps {
   calls: CallsRepo;
   callPath: CallPath;
   trajectories: TrajectoryService;
+  bodyLimits: BodyLimits;
   /** The gateway's base URL as clients reach it. */
   baseUrl: () => string;
 }
@@ -48,7 +49,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Hono {
   };
 
   app.post("/", async (c) => {
-    const body = await readBody(c, CreateSessionBody);
+    const body = await readBody(c, CreateSessionBody, deps.bodyLimits);
     const { row, token } = await deps.sessions.create(body.metadata ?? {});
     return c.json(await info(row, token), 201);
   });

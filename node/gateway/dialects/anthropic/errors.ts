@@ -17,6 +17,7 @@ const ERROR_TYPE: Record<ErrorCode, AnthropicErrorType> = {
   engine_timeout: "timeout_error",
   engine_error: "api_error",
   overloaded: "overloaded_error",
+  client_closed: "invalid_request_error",
   internal: "api_error",
 };
 

@@ -167,6 +167,7 @@ describe("renderError", () => {
     engine_timeout: [504, "timeout_error"],
     engine_error: [502, "api_error"],
     overloaded: [529, "overloaded_error"],
+    client_closed: [499, "invalid_request_error"],
     internal: [500, "api_error"],
   } as const;
 
