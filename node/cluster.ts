@@ -83,7 +83,9 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
         await deps.gate.pause();
         return deps.gate.policyVersion;
       },
-      resume: (version) => deps.gate.resume(version),
+      // The coordinator's version only moves forward, but an operator may have resumed this node's
+      // gateway with a newer one by hand: the node resumes either way, keeping the newer version.
+      resume: (version) => deps.gate.resume(Math.max(version, deps.gate.policyVersion)),
       drain: deps.drain,
     },
   );
