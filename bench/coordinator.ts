@@ -36,6 +36,12 @@ const rssMiB = () => Number(readFileSync(`/proc/${child.pid}/status`, "utf8").ma
 let peak = 0;
 const samples: { phase: string; rss: number }[] = [];
 let phase = "connect";
+/** The coordinator's own view of its memory at the end of each phase (heap vs RSS). */
+const heapAt: Record<string, number> = {};
+async function recordHeap(name: string): Promise<void> {
+  const stats = (await (await fetch(`${url}/v1/admin/stats`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } })).json()) as { memory: { heap_used_bytes: number } };
+  heapAt[name] = stats.memory.heap_used_bytes / 1024 / 1024;
+}
 const sampler = setInterval(() => {
   const rss = rssMiB();
   peak = Math.max(peak, rss);
@@ -75,6 +81,7 @@ const nodes: SimulatedNode[] = [];
 for (let i = 0; i < NODES; i++) nodes.push(new SimulatedNode({ url, token: TOKENS.nodeToken, nodeId: `sim-${i}`, heartbeatMs: 30_000, capacity: { init: 20, run: 60, postrun: 20 }, runMs: () => null, imagesWarm: { [`img-${i % 10}`]: 2 } }));
 for (let i = 0; i < nodes.length; i += 100) await Promise.all(nodes.slice(i, i + 100).map((n) => n.connect()));
 const connectMs = performance.now() - t0;
+await recordHeap("connected");
 
 let received = 0;
 let receivedBytes = 0;
@@ -93,6 +100,7 @@ const tStored = performance.now();
 const assigned = () => nodes.reduce((a, n) => a + n.received.length, 0);
 await until(() => assigned() === ROLLOUTS, "all rollouts assigned");
 const tDispatched = performance.now();
+await recordHeap("dispatched");
 const warmHits = nodes.reduce((a, n, i) => a + n.received.filter((r) => r.request.runtime?.image === `img-${i % 10}`).length, 0);
 
 // ---- streaming with realistic traces ---------------------------------------------------------
@@ -105,6 +113,7 @@ let released = 0;
 for (const node of nodes) released += node.finishHeld(Math.min(perNode, REALISTIC - released), realisticResult);
 await until(() => received - originalOnResult === released, "realistic results received");
 const tStreamed = performance.now();
+await recordHeap("streamed realistic");
 const realisticBytes = JSON.stringify({ type: "result", result: { traces: realisticResult(nodes[0]!.received[0]!).trajectory.traces } }).length;
 receivedBytes = released * realisticBytes;
 
@@ -114,6 +123,7 @@ const tSmall = performance.now();
 for (const node of nodes) node.finishHeld();
 await until(() => received === ROLLOUTS, "all results received");
 const tDone = performance.now();
+await recordHeap("streamed all");
 phase = "idle";
 await Bun.sleep(1000);
 const endRss = rssMiB();
@@ -132,6 +142,7 @@ console.log(`| realistic results streamed | ${released} | ${sec(tStreamed - tStr
 console.log(`| small results streamed | ${ROLLOUTS - released} | ${sec(tDone - tSmall).toFixed(2)} | ${((ROLLOUTS - released) / sec(tDone - tSmall)).toFixed(0)} results/s |`);
 console.log(`warm-image affinity: ${((warmHits / ROLLOUTS) * 100).toFixed(1)}% of assignments went to a node with that image warm (10 images, each warm on 1/10 of the nodes)`);
 console.log(`coordinator RSS MiB: after connect ${Math.round(samples.find((s) => s.phase === "submit+dispatch")?.rss ?? 0)}, peak dispatching ${Math.round(maxOf("submit+dispatch"))}, peak streaming realistic ${Math.round(maxOf("stream-realistic"))}, peak streaming small ${Math.round(maxOf("stream-small"))}, end ${Math.round(endRss)}, overall peak ${Math.round(peak)}`);
+console.log(`coordinator JS heap used MiB: ${Object.entries(heapAt).map(([k, v]) => `${k} ${Math.round(v)}`).join(", ")}`);
 console.log(`trainer: ${trainer.counts.results} results, ${trainer.counts.duplicates} duplicates dropped`);
 
 trainer.close();

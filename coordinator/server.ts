@@ -2,7 +2,7 @@
 // its own token) and the HTTP app (rollout API, admin, metrics, dashboard) — around a store and
 // a task catalog passed in, so tests and the CLI start the same thing.
 import type { Server, ServerWebSocket } from "bun";
-import { CoordinatorToNode, NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
+import { NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
 import { TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import { createCoordinatorApp } from "./app.ts";
 import { CoordinatorConfig, type CoordinatorConfigInput } from "./config.ts";
@@ -27,7 +27,7 @@ export interface RunningCoordinator {
 }
 
 function nodePeer(ws: ServerWebSocket<SocketData>): NodePeer {
-  return { send: (m) => void sendJson(ws, CoordinatorToNode.parse(m)), close: (code, reason) => ws.close(code, reason) };
+  return { send: (m) => void sendJson(ws, m), close: (code, reason) => ws.close(code, reason) };
 }
 
 function trainerPeer(ws: ServerWebSocket<SocketData>): TrainerPeer {

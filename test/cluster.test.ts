@@ -57,9 +57,13 @@ const TASK_ROWS = new Map(
 );
 const bundled = (id: string) => ({ task_id: id, instruction: TASK_ROWS.get(id)! });
 
-async function startCoordinator(name: string): Promise<string> {
-  const coordinator = spawn(["coordinator", "--port", "0", "--db", join(dir, `${name}.db`), "--node-grace-ms", "1500", "--heartbeat-ms", "500", "--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken]);
-  return (JSON.parse(await firstLine(coordinator.stdout as ReadableStream<Uint8Array>)) as { url: string }).url;
+async function startCoordinator(name: string, port = 0): Promise<string> {
+  return (await coordinatorProcess(name, port)).url;
+}
+
+async function coordinatorProcess(name: string, port = 0, graceMs = 1500): Promise<{ url: string; child: ReturnType<typeof Bun.spawn> }> {
+  const child = spawn(["coordinator", "--port", String(port), "--db", join(dir, `${name}.db`), "--node-grace-ms", String(graceMs), "--heartbeat-ms", "500", "--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken]);
+  return { url: (JSON.parse(await firstLine(child.stdout as ReadableStream<Uint8Array>)) as { url: string }).url, child };
 }
 
 const admin = (url: string, path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
@@ -99,6 +103,28 @@ test("coordinator + 2 nodes + trainer: groups end to end; a node killed mid-roll
   // The solving policy at 0.5: both rewards appear over 8 rollouts with this seed.
   expect(new Set(results.map((r) => r.reward))).toEqual(new Set([0, 1]));
   await waitFor(() => groups.length === 2, "both group messages");
+  trainer.close();
+}, 600_000);
+
+test("kill -9 of the coordinator mid-run: real nodes and the trainer reconnect to its restart, no result lost or repeated", async () => {
+  const first = await coordinatorProcess("coordinator-crash", 0, 30_000);
+  const port = Number(new URL(first.url).port);
+  startNode("node-c", first.url);
+  startNode("node-d", first.url);
+  await waitFor(async () => (await admin(first.url, "/v1/admin/nodes")).nodes.filter((n: { status: string }) => n.status === "connected").length === 2, "2 nodes connected", 60_000);
+  const results: StreamedResult[] = [];
+  const trainer = new TrainerClient({ url: first.url, token: TOKENS.trainerToken, trainerId: "e2e-crash", reconnectDelayMs: 200, onResult: (r) => void results.push(r) });
+  await trainer.ready();
+  const { rollout_ids } = await trainer.submit({ task: bundled("js-leap-year-century"), n: 6, agent: { harness: "mini" } });
+  await waitFor(() => results.length >= 1, "a first result before the crash", 300_000);
+  first.child.kill("SIGKILL");
+  await first.child.exited;
+  // Same file, same port: the nodes' links and the trainer client find it again by themselves.
+  await coordinatorProcess("coordinator-crash", port, 30_000);
+  await waitFor(() => results.length === 6, "all 6 results after the restart", 300_000);
+  expect(new Set(results.map((r) => r.rollout_id))).toEqual(new Set(rollout_ids));
+  expect(results.length).toBe(6);
+  expect(results.every((r) => r.status === "COMPLETED")).toBe(true);
   trainer.close();
 }, 600_000);
 

@@ -91,6 +91,7 @@ export async function stats(coordinator: Coordinator) {
     policy_version: coordinator.policyVersion,
     paused: coordinator.paused,
     ...counters,
+    memory: { rss_bytes: process.memoryUsage().rss, heap_used_bytes: process.memoryUsage().heapUsed, result_cache_bytes: coordinator.cache.heldBytes },
     stage_mean_ms: Object.fromEntries(Object.entries(stage_ms).map(([k, v]) => [k, v.sum / v.count])),
   };
 }
