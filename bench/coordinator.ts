@@ -16,6 +16,7 @@ import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { Assignment, ReportedResult } from "../protocol/node-link.ts";
 import { TOKENS } from "../coordinator/testing/cluster.ts";
 import { defaultResult, SimulatedNode } from "../coordinator/testing/simulated-node.ts";
+import { PolarProcesses } from "../test/helpers/polar-processes.ts";
 
 const { values } = parseArgs({ options: { nodes: { type: "string" }, rollouts: { type: "string" }, realistic: { type: "string" }, "trace-tokens": { type: "string" } } });
 const NODES = Number(values.nodes ?? 1000);
@@ -25,12 +26,8 @@ const TRACE_TOKENS = Number(values["trace-tokens"] ?? 4000);
 const GROUP_SIZE = 1000;
 const dir = mkdtempSync(join(tmpdir(), "polar-bench-coord-"));
 
-const child = Bun.spawn(
-  ["bun", join(import.meta.dir, "../bin/polar.ts"), "coordinator", "--port", "0", "--db", join(dir, "c.db"), "--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken, "--heartbeat-ms", "30000"],
-  { stdout: "pipe", stderr: "inherit" },
-);
-const firstLine = await new Response(child.stdout).body!.getReader().read();
-const url = (JSON.parse(new TextDecoder().decode(firstLine.value).split("\n")[0]!) as { url: string }).url;
+const processes = new PolarProcesses();
+const { url, child } = await processes.coordinator({ db: join(dir, "c.db"), heartbeatMs: 30_000 });
 
 const rssMiB = () => Number(readFileSync(`/proc/${child.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)![1]) / 1024;
 let peak = 0;

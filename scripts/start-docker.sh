@@ -16,6 +16,16 @@ fi
 
 command -v dockerd >/dev/null || { echo "dockerd not found (apt-get install docker.io)" >&2; exit 1; }
 mkdir -p "$D/data" "$D/exec"
+# An engine killed without cleaning up (a machine reused after a hard stop) leaves its pid file,
+# and dockerd refuses to start while one names a process: remove it unless a live dockerd has it.
+if [ -f "$D/docker.pid" ]; then
+  pid=$(cat "$D/docker.pid")
+  state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
+  comm=$(ps -o comm= -p "$pid" 2>/dev/null || true)
+  if [ -z "$state" ] || [ "${state#Z}" != "$state" ] || [ "$comm" != "dockerd" ]; then
+    rm -f "$D/docker.pid" "$D/docker.sock"
+  fi
+fi
 setsid dockerd --host "$SOCK" --data-root "$D/data" --exec-root "$D/exec" \
   --pidfile "$D/docker.pid" --storage-driver overlay2 \
   --iptables=false --ip6tables=false --ip-masq=false --bridge=none \

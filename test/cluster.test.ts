@@ -9,40 +9,22 @@ import { join } from "node:path";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { PolarProcesses, type Child } from "./helpers/polar-processes.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 import { BOOKWORM, dockerForTests, expectNoContainers } from "../node/runtime/docker-test-env.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "polar-cluster-"));
-const children: ReturnType<typeof Bun.spawn>[] = [];
+const processes = new PolarProcesses();
 const engine = await startMockEngine({ port: 0, tasks: join(ROOT, "tasks/tasks.jsonl"), successProbability: 0.5, seed: 7 });
 afterAll(async () => {
-  for (const child of children) child.kill("SIGKILL");
-  await Promise.all(children.map((c) => c.exited));
+  await processes.killAll();
   await engine.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function spawn(args: string[], env: Record<string, string> = {}): ReturnType<typeof Bun.spawn> {
-  const child = Bun.spawn(["bun", join(ROOT, "bin/polar.ts"), ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
-  children.push(child);
-  return child;
-}
-
-async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return text.split("\n")[0]!;
-}
-
-function startNode(id: string, coordinatorUrl: string, runtime: "process" | "docker" = "process"): ReturnType<typeof Bun.spawn> {
-  return spawn(
+function startNode(id: string, coordinatorUrl: string, runtime: "process" | "docker" = "process"): Child {
+  return processes.spawn(
     ["node", "--node-id", id, "--port", "0", "--db", join(dir, `${id}.db`), "--runtime", runtime, "--engine", engine.url, "--coordinator", coordinatorUrl, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
     { POLAR_NODE_TOKEN: TOKENS.nodeToken },
   );
@@ -57,14 +39,11 @@ const TASK_ROWS = new Map(
 );
 const bundled = (id: string) => ({ task_id: id, instruction: TASK_ROWS.get(id)! });
 
-async function startCoordinator(name: string, port = 0): Promise<string> {
-  return (await coordinatorProcess(name, port)).url;
+async function startCoordinator(name: string): Promise<string> {
+  return (await coordinatorProcess(name)).url;
 }
 
-async function coordinatorProcess(name: string, port = 0, graceMs = 1500): Promise<{ url: string; child: ReturnType<typeof Bun.spawn> }> {
-  const child = spawn(["coordinator", "--port", String(port), "--db", join(dir, `${name}.db`), "--node-grace-ms", String(graceMs), "--heartbeat-ms", "500", "--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken]);
-  return { url: (JSON.parse(await firstLine(child.stdout as ReadableStream<Uint8Array>)) as { url: string }).url, child };
-}
+const coordinatorProcess = (name: string, port = 0, graceMs = 1500) => processes.coordinator({ db: join(dir, `${name}.db`), port, graceMs });
 
 const admin = (url: string, path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
 

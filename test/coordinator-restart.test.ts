@@ -9,32 +9,18 @@ import { join } from "node:path";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import { AGENT, TASK, TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { PolarProcesses } from "./helpers/polar-processes.ts";
 import { SimulatedNode } from "../coordinator/testing/simulated-node.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "polar-coord-proc-"));
 const db = join(dir, "coordinator.db");
-const children: ReturnType<typeof Bun.spawn>[] = [];
-afterAll(() => {
-  for (const child of children) child.kill("SIGKILL");
+const processes = new PolarProcesses();
+afterAll(async () => {
+  await processes.killAll();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startProcess(port: number): Promise<{ url: string; child: ReturnType<typeof Bun.spawn> }> {
-  const child = Bun.spawn(
-    ["bun", join(import.meta.dir, "../bin/polar.ts"), "coordinator", "--port", String(port), "--db", db, "--node-grace-ms", "3000", "--heartbeat-ms", "500", "--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken],
-    { stdout: "pipe", stderr: "inherit" },
-  );
-  children.push(child);
-  const reader = child.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`coordinator exited early: ${text}`);
-    text += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return { url: (JSON.parse(text.split("\n")[0]!) as { url: string }).url, child };
-}
+const startProcess = (port: number) => processes.coordinator({ db, port, graceMs: 3000 });
 
 test("kill -9 of the coordinator mid-run loses no result and delivers none twice", async () => {
   const first = await startProcess(0);

@@ -16,9 +16,7 @@ import { z } from "zod";
 import { SglangTokenLogprobs, TokenIds, type SglangTokenLogprob } from "./wire-tokens.ts";
 import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
-import type { CacheBudget } from "../../cache-budget.ts";
-import { ChatBodyJson } from "./chat-body-json.ts";
-import { EngineBackend } from "./engine-backend.ts";
+import { ChatEngineBackend } from "./chat-engine-backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatChoice, wireChatResponse } from "./openai-chat.ts";
 import type { RouterWorkerDiscovery } from "./sglang-router.ts";
@@ -38,7 +36,7 @@ const SglangChatResponse = wireChatResponse(
   }),
 );
 
-export class SglangBackend extends EngineBackend {
+export class SglangBackend extends ChatEngineBackend {
   readonly name = "sglang";
 
   constructor(
@@ -46,19 +44,6 @@ export class SglangBackend extends EngineBackend {
     private readonly options: { servedModel?: string; discovery?: RouterWorkerDiscovery },
   ) {
     super(client);
-  }
-
-  /** The engine body's message JSON, reused across a session's calls. */
-  private readonly bodyJson = new ChatBodyJson();
-
-  override forgetSession(sessionId: string): void {
-    super.forgetSession(sessionId);
-    this.bodyJson.forget(sessionId);
-  }
-
-  override shareCacheBudget(budget: CacheBudget): void {
-    super.shareCacheBudget(budget);
-    this.bodyJson.shareCacheBudget(budget);
   }
 
   async complete(call: EngineCall): Promise<EngineResult> {

@@ -16,9 +16,7 @@ import { z } from "zod";
 import { LogprobEntries, TokenIds } from "./wire-tokens.ts";
 import type { EngineCall, EngineResult, TokenCapture } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
-import type { CacheBudget } from "../../cache-budget.ts";
-import { ChatBodyJson } from "./chat-body-json.ts";
-import { EngineBackend } from "./engine-backend.ts";
+import { ChatEngineBackend } from "./chat-engine-backend.ts";
 import { callNotes, usageOf } from "./capture.ts";
 import { engineChatExtras, openAiChatBody, pivotFromChatMessage, WireChatChoice, wireChatResponse } from "./openai-chat.ts";
 
@@ -31,7 +29,7 @@ const VllmChatResponse = wireChatResponse(
 ).extend({ prompt_token_ids: TokenIds.nullable().optional() });
 type VllmChatResponse = z.infer<typeof VllmChatResponse>;
 
-export class VllmBackend extends EngineBackend {
+export class VllmBackend extends ChatEngineBackend {
   readonly name = "vllm";
 
   constructor(
@@ -39,19 +37,6 @@ export class VllmBackend extends EngineBackend {
     private readonly servedModel?: string,
   ) {
     super(client);
-  }
-
-  /** The engine body's message JSON, reused across a session's calls. */
-  private readonly bodyJson = new ChatBodyJson();
-
-  override forgetSession(sessionId: string): void {
-    super.forgetSession(sessionId);
-    this.bodyJson.forget(sessionId);
-  }
-
-  override shareCacheBudget(budget: CacheBudget): void {
-    super.shareCacheBudget(budget);
-    this.bodyJson.shareCacheBudget(budget);
   }
 
   async complete(call: EngineCall): Promise<EngineResult> {
