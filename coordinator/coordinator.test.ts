@@ -146,6 +146,35 @@ describe("coordinator", () => {
     expect((await trainer.submit({ task: TASK, n: 1, agent: { harness: "claude_code" } })).rollout_ids.length).toBe(1);
   }, T);
 
+  test("max_staleness: with `cancel` a rollout started too many versions ago is stopped on its node and run again; with `flag` its result says stale", async () => {
+    cluster = await startCluster({ maxStaleness: 1, staleAction: "cancel" });
+    const node = await cluster.node("a", { runMs: (a) => (a.attempt === 1 ? null : 5) });
+    const results: StreamedResult[] = [];
+    const trainer = await cluster.trainer("tr", { onResult: (r) => void results.push(r) });
+    await trainer.submit({ task: TASK, n: 1, agent: AGENT });
+    await waitFor(() => node.received.length === 1, "first attempt assigned");
+    trainer.policy(2);
+    await waitFor(() => results.length === 1, "the rerun's result");
+    expect(node.cancels).toEqual([node.received[0]!.rollout_id]);
+    expect(node.received.map((a) => a.attempt)).toEqual([1, 2]);
+    expect(results[0]!.policy_version_started).toBe(2);
+    expect(results[0]!.stale).toBe(false);
+    await cluster.stop();
+
+    cluster = await startCluster({ maxStaleness: 1, staleAction: "flag" });
+    const held = await cluster.node("b", { runMs: () => null });
+    const flagged: StreamedResult[] = [];
+    const second = await cluster.trainer("tr2", { onResult: (r) => void flagged.push(r) });
+    await second.submit({ task: TASK, n: 1, agent: AGENT });
+    await waitFor(() => held.received.length === 1, "assigned");
+    second.policy(3);
+    await waitFor(async () => ((await (await cluster!.admin("/v1/admin/stats")).json()) as { policy_version: number }).policy_version === 3, "version 3");
+    held.finishHeld();
+    await waitFor(() => flagged.length === 1, "the stale result");
+    expect(flagged[0]!.stale).toBe(true);
+    expect(held.cancels).toEqual([]);
+  }, T);
+
   test("pause is answered only when every node has drained; resume carries the version", async () => {
     cluster = await startCluster();
     const a = await cluster.node("a");

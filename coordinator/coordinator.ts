@@ -11,7 +11,7 @@ import type { CoordinatorConfig } from "./config.ts";
 import { groupFromRow, isComplete, usableCount, type GroupState } from "./groups.ts";
 import { LeastLoaded, newNodeState, type NodeState } from "./nodes.ts";
 import { RolloutQueue } from "./queue.ts";
-import { groupAdvantages, isUsable, sessionReward, streamedResult, syntheticErrorResult } from "./results.ts";
+import { isUsable, sessionReward, streamedResult, syntheticErrorResult } from "./results.ts";
 import { GroupCommit } from "./group-commit.ts";
 import type { CoordinatorRepo, NewRollout, StoredResult, TERMINAL_ROLLOUT_STATES } from "./store/repo.ts";
 import { newTrainerStream, ResultCache, type TrainerStream } from "./trainer-streams.ts";
@@ -394,37 +394,6 @@ export class Coordinator {
     for (const r of requeue) if (r.state === "queued") this.queue.push(r);
     this.counters.requeued += requeue.length;
     this.scheduleDispatch();
-  }
-
-  // ---- policy versions ------------------------------------------------------------------------
-
-  /** The trainer's policy version moved: remember it, and deal with rollouts now too stale. */
-  async setPolicyVersion(version: number): Promise<void> {
-    if (version < this.policyVersion) throw new RangeError(`policy version ${version} is older than the current ${this.policyVersion}`);
-    if (version === this.policyVersion) return;
-    this.policyVersion = version;
-    await this.persist(() => this.repo.setMeta("policy_version", String(version)));
-    if (this.config.maxStaleness === undefined || this.config.staleAction !== "cancel") return;
-    const oldest = version - this.config.maxStaleness;
-    const byNode = new Map<NodeState, string[]>();
-    for (const r of this.active.values()) {
-      if (r.state !== "assigned" || r.nodeId === null || (r.policyVersionStarted ?? version) >= oldest) continue;
-      const node = this.nodes.get(r.nodeId);
-      if (!node) continue;
-      node.peer?.send({ type: "cancel", rollout_id: r.id, attempt: r.attempt, reason: "stale policy" });
-      (byNode.get(node) ?? byNode.set(node, []).get(node)!).push(r.id);
-    }
-    for (const [node, ids] of byNode) await this.releaseFromNode(node, ids, "stale policy");
-  }
-
-  /** Finished groups' results (oldest first) for the rollout API's task status. */
-  async groupSummary(groupId: string): Promise<{ rollout_ids: string[]; rewards: (number | null)[]; advantages: (number | null)[]; mode: GroupState["advantages"] } | null> {
-    const row = await this.repo.findGroup(groupId);
-    if (!row) return null;
-    const results = await this.repo.groupResults(groupId);
-    const rewards = results.map((r) => (r.status === "CANCELLED" ? null : r.reward));
-    const mode = row.advantages as GroupState["advantages"];
-    return { rollout_ids: results.map((r) => r.rolloutId), rewards, advantages: groupAdvantages(rewards, mode), mode };
   }
 
   trainerStream(id: string): TrainerStream {

@@ -4,9 +4,10 @@
 import { ACCEPTED_BUILDER_NAMES, ACCEPTED_HARNESS_NAMES, builderStrategy, harnessKind } from "../protocol/harness-names.ts";
 import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import type { Coordinator } from "./coordinator.ts";
-import { requestForGroup } from "./groups.ts";
+import { requestForGroup, type AdvantageMode } from "./groups.ts";
+import { advancePolicyVersion } from "./policy-versions.ts";
 import type { PauseBook } from "./pauses.ts";
-import { streamedFromRow } from "./results.ts";
+import { groupAdvantages, streamedFromRow } from "./results.ts";
 import type { TaskCatalog } from "./task-catalog.ts";
 import { pendingCount, takePending, type TrainerPeer, type TrainerStream } from "./trainer-streams.ts";
 
@@ -116,7 +117,7 @@ export class TrainerHandler {
 
   private async setVersion(stream: TrainerStream, version: number): Promise<boolean> {
     try {
-      await this.coordinator.setPolicyVersion(version);
+      await advancePolicyVersion(this.coordinator, version);
       return true;
     } catch (err) {
       stream.peer?.send({ type: "error", code: "conflict", message: (err as Error).message });
@@ -172,17 +173,19 @@ export class TrainerHandler {
     }
   }
 
+  /** The finished group's rewards and GRPO advantages (cancelled members have no reward). */
   private async sendGroup(stream: TrainerStream, groupId: string): Promise<void> {
-    const summary = await this.coordinator.groupSummary(groupId);
     const row = await this.coordinator.repo.findGroup(groupId);
-    if (!summary || !row) return;
+    if (!row) return;
+    const results = await this.coordinator.repo.groupResults(groupId);
+    const rewards = results.map((r) => (r.status === "CANCELLED" ? null : r.reward));
     stream.peer?.send({
       type: "group",
       group_id: groupId,
       status: row.state === "cancelled" ? "cancelled" : "completed",
-      rollout_ids: summary.rollout_ids,
-      rewards: summary.rewards,
-      advantages: summary.advantages,
+      rollout_ids: results.map((r) => r.rolloutId),
+      rewards,
+      advantages: groupAdvantages(rewards, row.advantages as AdvantageMode),
     });
   }
 }
