@@ -8,7 +8,7 @@
 // the RSS printed is its alone. The nodes are in-process WebSocket clients speaking the node
 // protocol (coordinator/testing/simulated-node.ts) that hold every assignment until released;
 // the trainer is the TypeScript client with a credit window of 512.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -17,6 +17,7 @@ import type { Assignment, ReportedResult } from "../protocol/node-link.ts";
 import { TOKENS } from "../coordinator/testing/cluster.ts";
 import { defaultResult, SimulatedNode } from "../coordinator/testing/simulated-node.ts";
 import { PolarProcesses } from "../test/helpers/polar-processes.ts";
+import { rssBytes } from "./process-helpers.ts";
 
 const { values } = parseArgs({ options: { nodes: { type: "string" }, rollouts: { type: "string" }, realistic: { type: "string" }, "trace-tokens": { type: "string" } } });
 const NODES = Number(values.nodes ?? 1000);
@@ -29,7 +30,7 @@ const dir = mkdtempSync(join(tmpdir(), "polar-bench-coord-"));
 const processes = new PolarProcesses();
 const { url, child } = await processes.coordinator({ db: join(dir, "c.db"), heartbeatMs: 30_000 });
 
-const rssMiB = () => Number(readFileSync(`/proc/${child.pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)![1]) / 1024;
+const rssMiB = () => rssBytes(child.pid) / 1024 / 1024;
 let peak = 0;
 const samples: { phase: string; rss: number }[] = [];
 let phase = "connect";

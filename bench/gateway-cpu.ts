@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { agentBody } from "./agent-body.ts";
 import { OUTPUT_TOKENS, vllmAnswer } from "./fake-vllm-answer.ts";
+import { freePort, waitHealthy } from "./process-helpers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -68,25 +69,6 @@ function startFakeEngine(): { url: string; stop(): void } {
     },
   });
   return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
-}
-
-async function freePort(): Promise<number> {
-  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = server.port!;
-  await server.stop(true);
-  return port;
-}
-
-async function waitHealthy(url: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(50);
-  }
-  throw new Error(`${url} never became healthy`);
 }
 
 /** User + system CPU seconds of a process (all its threads). */

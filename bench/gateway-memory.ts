@@ -8,11 +8,12 @@
 //
 // The mock engine (real tokenizer and template) and the gateway run as separate processes, so
 // the RSS is the gateway's alone.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AdminState } from "../protocol/admin.ts";
+import { freePort, rssBytes, waitHealthy } from "./process-helpers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -35,30 +36,6 @@ const ADMIN = "bench-admin-token-0123456789";
 const MODEL = "Qwen/Qwen3-8B";
 const ROOT = join(import.meta.dir, "..");
 const MiB = 1024 * 1024;
-
-async function freePort(): Promise<number> {
-  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = server.port!;
-  await server.stop(true);
-  return port;
-}
-
-async function waitHealthy(url: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(50);
-  }
-  throw new Error(`${url} never became healthy`);
-}
-
-function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
-  return Number(line!.split(/\s+/)[1]) * 1024;
-}
 
 /** A ~`bytes` coding-agent conversation unique to `session` (no two sessions share a prefix). */
 function firstTurn(session: number, bytes: number): Array<Record<string, unknown>> {

@@ -9,11 +9,12 @@
 // (template rendering, tokenizing) and the load generator compete with the gateway, which a GPU
 // engine would not; `--pin` gives the gateway CPU 1 and the engine + load generator CPU 0 (taskset),
 // the way a node agent runs beside vLLM on a GPU host.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { agentBody } from "./agent-body.ts";
+import { freePort, rssBytes, waitHealthy } from "./process-helpers.ts";
 
 const { values } = parseArgs({ options: { "requests-per-session": { type: "string" }, "ttft-ms": { type: "string" }, pin: { type: "boolean" } } });
 const PIN = values.pin === true;
@@ -23,29 +24,7 @@ const ADMIN = "bench-admin-token-0123456789";
 const MODEL = "Qwen/Qwen3-8B";
 const ROOT = join(import.meta.dir, "..");
 
-async function freePort(): Promise<number> {
-  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = server.port!;
-  await server.stop(true);
-  return port;
-}
-
-async function waitHealthy(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(50);
-  }
-  throw new Error(`${url} never became healthy`);
-}
-
-function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
-  return Number(line!.split(/\s+/)[1]) / 1024;
-}
+const rssMiB = (pid: number) => rssBytes(pid) / 1024 / 1024;
 
 interface CaseResult {
   p50: number;

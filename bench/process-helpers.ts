@@ -1,0 +1,30 @@
+// Why: the benchmarks that run the gateway, the engine or the coordinator as processes of their
+// own need the same three things — a free port, a wait until the process answers its health
+// URL, and its resident memory from /proc — written once here.
+import { readFileSync } from "node:fs";
+
+export async function freePort(): Promise<number> {
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = server.port!;
+  await server.stop(true);
+  return port;
+}
+
+/** Polls `url` until it answers 2xx (20 s at most). */
+export async function waitHealthy(url: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`${url} never became healthy`);
+}
+
+/** A process's resident set size in bytes (VmRSS). */
+export function rssBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  return Number(line!.split(/\s+/)[1]) * 1024;
+}
