@@ -1,13 +1,14 @@
 // Prepare actions over a real Docker sandbox: file uploads (text, base64, host source, mode),
 // a folder upload, exec with retries, and a failing step that names itself.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PolarError } from "../errors.ts";
 import { BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
 import { prepareSandbox } from "./prepare.ts";
+import { expectUploadsAndRetriedExec, writePrepareSources } from "./prepare-case.ts";
 import { PrepareAction, RuntimeSpec, type Sandbox } from "./types.ts";
 
 const docker = await dockerForTests("prepare actions");
@@ -23,9 +24,7 @@ if (docker) {
     beforeAll(async () => {
       runRoot = await mkdtemp(join(tmpdir(), "polar-prepare-test-"));
       host = await mkdtemp(join(tmpdir(), "polar-prepare-src-"));
-      await mkdir(join(host, "repo", "lib"), { recursive: true });
-      await writeFile(join(host, "repo", "lib", "code.txt"), "code");
-      await writeFile(join(host, "single.txt"), "from host");
+      await writePrepareSources(host);
       sandbox = await createDockerRuntime({ docker, runRoot }).create({ spec: RuntimeSpec.parse({ image: BUSYBOX, workdir: "/work" }), labels: { node_id: nodeId } });
     }, T);
 
@@ -37,23 +36,7 @@ if (docker) {
     }, T);
 
     test("uploads and an exec retried until it succeeds", async () => {
-      const actions = [
-        { type: "upload_file", path: "notes/a.txt", content: "text" },
-        { type: "upload_file", path: "/opt/b.bin", content_base64: Buffer.from("base64 body").toString("base64") },
-        { type: "upload_file", path: "tool.sh", source: join(host, "single.txt"), mode: 0o700 },
-        { type: "upload_dir", source: join(host, "repo"), path: "repo" },
-        { type: "exec", command: "[ -f /tmp/once ] || { touch /tmp/once; exit 1; }", max_attempts: 3 },
-      ].map((a) => PrepareAction.parse(a));
-      const steps = await prepareSandbox(sandbox, actions);
-      expect(steps.map((s) => [s.type, s.attempts])).toEqual([
-        ["upload_file", 1],
-        ["upload_file", 1],
-        ["upload_file", 1],
-        ["upload_dir", 1],
-        ["exec", 2],
-      ]);
-      const check = await sandbox.exec({ command: "cat notes/a.txt /opt/b.bin tool.sh repo/lib/code.txt; stat -c %a tool.sh" });
-      expect(check.stdout).toBe("textbase64 bodyfrom hostcode700\n");
+      await expectUploadsAndRetriedExec(sandbox, host);
     }, T);
 
     test("an exec that keeps failing throws after max_attempts, with its output", async () => {
