@@ -2,19 +2,11 @@
 // nested too deep or too large (declared or chunked), engine 4xx, a session deleted mid-call,
 // out-of-order resumes, clients that hang up, and the structured log of each failure.
 import { Database } from "bun:sqlite";
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { AdminState } from "../protocol/admin.ts";
-import { startStack, type Stack } from "./helpers/stack.ts";
+import { stackPerTest, type Stack } from "./helpers/stack.ts";
 
-const stacks: Stack[] = [];
-async function stack(options?: Parameters<typeof startStack>[0]): Promise<Stack> {
-  const s = await startStack(options);
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0)) await s.stop();
-});
+const stack = stackPerTest();
 
 const chatBody = (content = "Say hi.") => ({ model: "m", messages: [{ role: "user", content }], max_tokens: 16 });
 const anthropicBody = { model: "m", max_tokens: 16, messages: [{ role: "user", content: "Say hi." }] };

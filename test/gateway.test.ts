@@ -1,23 +1,15 @@
 // End-to-end gateway behaviour over real HTTP: auth rules, malformed bodies, engine failures
 // and timeouts, restart durability, weight-sync pause/resume, token capture.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { RecordedCall } from "../protocol/calls.ts";
 import { AdminState } from "../protocol/admin.ts";
 import { SessionInfo } from "../protocol/sessions.ts";
 import { defaultModelFolderPath } from "../node/tokenizer/index.ts";
-import { ADMIN_TOKEN, ENGINE_MODEL, startStack, type Stack } from "./helpers/stack.ts";
+import { ADMIN_TOKEN, ENGINE_MODEL, stackPerTest } from "./helpers/stack.ts";
 
-const stacks: Stack[] = [];
-async function stack(options?: Parameters<typeof startStack>[0]): Promise<Stack> {
-  const s = await startStack(options);
-  stacks.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stacks.splice(0)) await s.stop();
-});
+const stack = stackPerTest();
 
 const chatBody = (content = "Say hi.") => ({ model: "fake-model", messages: [{ role: "user", content }], max_tokens: 64 });
 const anthropicBody = { model: "fake-model", max_tokens: 64, messages: [{ role: "user", content: "Say hi." }] };

@@ -1,6 +1,7 @@
 // Why: most gateway, dialect, harness and trajectory tests need the same real stack — the mock
 // engine, a gateway on port 0 with a fresh SQLite file, an admin token and a session — so it is
 // built in one place.
+import { afterEach } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -88,5 +89,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await engine.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A `startStack` for one test file: every stack it starts is stopped after each test. */
+export function stackPerTest(): (options?: StackOptions) => Promise<Stack> {
+  const stacks: Stack[] = [];
+  afterEach(async () => {
+    for (const s of stacks.splice(0)) await s.stop();
+  });
+  return async (options) => {
+    const s = await startStack(options);
+    stacks.push(s);
+    return s;
   };
 }
