@@ -9,8 +9,6 @@ export const LABEL_ROLLOUT_ID = "polar.rollout_id";
 export const LABEL_SANDBOX_ID = "polar.sandbox_id";
 
 export const DEFAULT_PIDS_LIMIT = 512;
-/** Where the exec wrapper keeps pid and exit-code files, inside the run folder. */
-export const EXEC_STATE_DIR = ".exec";
 
 export interface ContainerPlan {
   sandboxId: string;

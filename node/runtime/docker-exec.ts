@@ -13,36 +13,20 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type Docker from "dockerode";
 import { PolarError } from "../errors.ts";
-import { EXEC_STATE_DIR } from "./docker-config.ts";
-import { SANDBOX_RUN_DIR, type ExecRequest, type ExecResult } from "./types.ts";
+import { BoundedOutput, DEFAULT_MAX_OUTPUT_BYTES } from "./bounded-output.ts";
+import { EXEC_STATE_DIR, JOBS_IN_SANDBOX, jobParts, quote, READER_SCRIPT } from "./reader-job.ts";
+import type { ExecRequest, ExecResult } from "./types.ts";
 
-export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 const PID_WAIT_MS = 5_000;
 const POLL_MS = 10;
-const STATE_IN_SANDBOX = `${SANDBOX_RUN_DIR}/${EXEC_STATE_DIR}`;
-const READER = `IFS= read -r id || exit 0; . "${STATE_IN_SANDBOX}/$id.sh"`;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Keeps the first `limit` bytes written to it and counts the rest. */
+/** A demultiplexed output stream kept up to a bound. */
 class BoundedSink extends Writable {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  limit = DEFAULT_MAX_OUTPUT_BYTES;
-  dropped = 0;
+  readonly output = new BoundedOutput();
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
-    const room = Math.max(this.limit - this.kept, 0);
-    if (room > 0) {
-      const part = chunk.subarray(0, room);
-      this.chunks.push(part);
-      this.kept += part.length;
-    }
-    this.dropped += chunk.length - Math.min(chunk.length, room);
+    this.output.push(chunk);
     callback();
-  }
-
-  text(): string {
-    return Buffer.concat(this.chunks).toString("utf8");
   }
 }
 
@@ -63,10 +47,6 @@ export interface Reader {
   isEnded: () => boolean;
 }
 
-function quote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
 function waitForEnd(stream: NodeJS.ReadableStream): Promise<void> {
   return new Promise((resolve) => {
     stream.once("end", resolve);
@@ -83,22 +63,23 @@ async function readNumber(path: string): Promise<number | null> {
 
 /** The script a reader sources: pid, cwd, env, the command, its exit code, then the group's end. */
 function jobScript(id: string, request: ExecRequest, defaultCwd: string): string {
-  const argv = typeof request.command === "string" ? ["/bin/sh", "-c", request.command] : request.command;
-  if (argv.length === 0) throw new PolarError("bad_request", "empty command");
-  const state = (suffix: string) => quote(`${STATE_IN_SANDBOX}/${id}.${suffix}`);
-  const lines = [`echo $$ > ${state("pid")}`, `cd ${quote(request.cwd ?? defaultCwd)} || { echo 1 > ${state("code")}; kill -9 0; }`];
-  for (const [name, value] of Object.entries(request.env ?? {})) {
-    if (!ENV_NAME.test(name)) throw new PolarError("bad_request", `invalid environment variable name ${JSON.stringify(name)}`);
-    lines.push(`export ${name}=${quote(value)}`);
-  }
-  lines.push(argv.map(quote).join(" "), `echo $? > ${state("code")}`, "kill -9 0", "");
-  return lines.join("\n");
+  const job = jobParts(request, defaultCwd);
+  const state = (suffix: string) => quote(`${JOBS_IN_SANDBOX}/${id}.${suffix}`);
+  return [
+    `echo $$ > ${state("pid")}`,
+    `${job.cd} || { echo 1 > ${state("code")}; kill -9 0; }`,
+    ...job.exports,
+    job.command,
+    `echo $? > ${state("code")}`,
+    "kill -9 0",
+    "",
+  ].join("\n");
 }
 
 /** Starts a reader: a runc exec, paid now so that a later command starts at once. */
 export async function startReader(target: ExecTarget): Promise<Reader> {
   const exec = await target.container.exec({
-    Cmd: ["/bin/sh", "-c", READER],
+    Cmd: ["/bin/sh", "-c", READER_SCRIPT],
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,
@@ -134,8 +115,8 @@ export async function runOnReader(target: ExecTarget, reader: Reader, request: E
     throw err;
   }
   const limit = request.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  reader.stdout.limit = limit;
-  reader.stderr.limit = limit;
+  reader.stdout.output.limit = limit;
+  reader.stderr.output.limit = limit;
   await writeFile(files.script, script);
 
   let timedOut = false;
@@ -176,10 +157,10 @@ export async function runOnReader(target: ExecTarget, reader: Reader, request: E
   void Promise.all(Object.values(files).map((path) => rm(path, { force: true }))).catch(() => undefined);
   return {
     exit_code: exitCode,
-    stdout: reader.stdout.text(),
-    stderr: reader.stderr.text(),
-    stdout_dropped_bytes: reader.stdout.dropped,
-    stderr_dropped_bytes: reader.stderr.dropped,
+    stdout: reader.stdout.output.bytes().toString("utf8"),
+    stderr: reader.stderr.output.bytes().toString("utf8"),
+    stdout_dropped_bytes: reader.stdout.output.dropped,
+    stderr_dropped_bytes: reader.stderr.output.dropped,
     timed_out: timedOut,
     duration_ms: Math.round(performance.now() - started),
   };

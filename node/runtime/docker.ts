@@ -8,8 +8,10 @@ import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import Docker from "dockerode";
 import { PolarError } from "../errors.ts";
-import { containerOptions, EXEC_STATE_DIR, LABEL_NODE_ID } from "./docker-config.ts";
+import { containerOptions, LABEL_NODE_ID } from "./docker-config.ts";
 import { discardReader, runOnReader, startReader, type ExecTarget, type Reader } from "./docker-exec.ts";
+import { commandArgv, EXEC_STATE_DIR } from "./reader-job.ts";
+import { ReaderStandby } from "./reader-standby.ts";
 import { collect, firstFileIn, packDirectory, packEntries, type TarEntry } from "./tar.ts";
 import { RuntimeSpec, type ExecRequest, type ExecResult, type Sandbox, type SandboxCreateOptions, type SandboxRuntime } from "./types.ts";
 
@@ -40,7 +42,6 @@ function dockerError(err: unknown, doing: string): PolarError {
 }
 
 const ARCHIVE_TIMEOUT_MS = 300_000;
-const REARM_IDLE_MS = 100;
 
 function isNotFound(err: unknown): boolean {
   return (err as { statusCode?: number }).statusCode === 404;
@@ -50,10 +51,8 @@ class DockerSandbox implements Sandbox {
   readonly backend = "docker" as const;
   private destroying: Promise<void> | undefined;
   /** Readers started ahead of the next execs (see docker-exec.ts). */
-  private readonly standby: Promise<Reader>[] = [];
+  private readonly standby: ReaderStandby<Reader>;
   private readonly target: ExecTarget;
-  private running = 0;
-  private rearmTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly id: string,
@@ -61,27 +60,16 @@ class DockerSandbox implements Sandbox {
     readonly hostRunDir: string,
     docker: Docker,
     private readonly container: Docker.Container,
-    private readonly standbyReaders: number,
+    standbyReaders: number,
   ) {
-    this.target = { docker, container, hostRunDir, defaultCwd: spec.workdir };
+    const target: ExecTarget = { docker, container, hostRunDir, defaultCwd: spec.workdir };
+    this.target = target;
+    this.standby = new ReaderStandby(standbyReaders, { start: () => startReader(target), usable: (r) => !r.isEnded(), discard: discardReader });
   }
 
   /** Starts standby readers up to the configured number; resolves once they are ready. */
   arm(): Promise<void> {
-    const started: Promise<unknown>[] = [];
-    while (!this.destroying && this.running === 0 && this.standby.length < this.standbyReaders) {
-      const reader = startReader(this.target);
-      this.standby.push(reader);
-      started.push(reader.catch(() => undefined)); // a failure surfaces at the exec that takes it
-    }
-    return Promise.all(started).then(() => undefined);
-  }
-
-  private async reader(): Promise<Reader> {
-    const armed = this.standby.shift();
-    const ready = armed ? await armed.catch(() => undefined) : undefined;
-    if (ready && !ready.isEnded()) return ready;
-    return startReader(this.target);
+    return this.standby.arm();
   }
 
   private inSandbox(path: string): string {
@@ -94,19 +82,11 @@ class DockerSandbox implements Sandbox {
 
   async exec(request: ExecRequest): Promise<ExecResult> {
     this.checkUsable();
-    const argv = typeof request.command === "string" ? [request.command] : request.command;
-    if (argv.length === 0) throw new PolarError("bad_request", "empty command");
-    this.running++;
-    clearTimeout(this.rearmTimer);
+    commandArgv(request.command); // an empty command fails before it takes a reader
     try {
-      const reader = await this.reader();
-      return await runOnReader(this.target, reader, request);
+      return await this.standby.use((reader) => runOnReader(this.target, reader, request));
     } catch (err) {
       throw dockerError(err, `exec in ${this.id}`);
-    } finally {
-      // Readers are replaced once the sandbox is idle: a runc exec beside a running command
-      // slows that command down several times on a busy host.
-      if (--this.running === 0) this.rearmTimer = setTimeout(() => void this.arm(), REARM_IDLE_MS);
     }
   }
 
@@ -171,8 +151,7 @@ class DockerSandbox implements Sandbox {
 
   destroy(): Promise<void> {
     this.destroying ??= (async () => {
-      clearTimeout(this.rearmTimer);
-      for (const reader of this.standby.splice(0)) void reader.then(discardReader, () => undefined);
+      this.standby.close();
       await this.container.remove({ force: true, v: true }).catch((err) => {
         if (!isNotFound(err) && !/already in progress/.test(String(err))) throw dockerError(err, `remove ${this.id}`);
       });
