@@ -1,7 +1,8 @@
 // Why: the sandbox for machines without Docker (the embedded demo, laptops, CI without an
 // engine): a private folder on the host, each command run under bubblewrap with its own mount,
-// PID and network namespaces and a read-only view of the host system. Without bwrap it still
-// runs commands, as plain processes in the folder, and says loudly that nothing is isolated.
+// PID and network namespaces and a read-only view of the host system — on a bwrap reader started
+// ahead of it (bwrap-reader.ts), so a command costs a fork, not new namespaces. Without bwrap it
+// still runs commands, as plain processes in the folder, and says loudly that nothing is isolated.
 // It has no images: RuntimeSpec.image is ignored (tasks upload their repository with `prepare`),
 // and cpus / memory_mb / pids_limit are not enforced (no cgroups here).
 import { randomBytes } from "node:crypto";
@@ -10,8 +11,13 @@ import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { PolarError } from "../errors.ts";
-import { bwrapArgv, findBwrap, systemSymlinks, type BwrapLayout } from "./bwrap.ts";
+import type { Subprocess } from "bun";
+import { findBwrap, systemSymlinks } from "./bwrap.ts";
+import { bwrapJobScript, readerAlive, runJob, startBwrapReader, type BwrapReader, type BwrapReaderSetup } from "./bwrap-reader.ts";
 import { mkdirSandbox, resolveSandboxPath, writeNoFollow, type PathMapping } from "./process-paths.ts";
+import { commandArgv, JOBS_IN_SANDBOX } from "./reader-job.ts";
+import { ReaderStandby } from "./reader-standby.ts";
+import { packDirectory } from "./tar.ts";
 import { killProcessGroup, spawnCapture, toExecResult, type SpawnCaptureResult } from "./spawn-capture.ts";
 import {
   RuntimeSpec,
@@ -31,6 +37,11 @@ export interface ProcessRuntimeOptions {
   bwrap?: string | null;
   /** Where the "not isolated" warning goes; default console.warn. */
   warn?: (message: string) => void;
+  /**
+   * bwrap readers kept started ahead of commands (see bwrap-reader.ts), ready before create()
+   * returns; default 2 (a prepare upload and the harness both start at once). 0: none.
+   */
+  standbyReaders?: number;
 }
 
 /** Marks every host process a sandbox starts, so leftovers can be found after a crash. */
@@ -50,15 +61,19 @@ class ProcessSandbox implements Sandbox {
   readonly isolated: boolean;
   private readonly rootDir: string;
   private readonly mappings: PathMapping[];
-  private readonly running = new Set<number>();
+  /** Every process started for this sandbox (readers armed or running, unisolated commands) until it exits. */
+  private readonly processes = new Set<Subprocess>();
+  /** Under bwrap: readers started ahead of the next commands. */
+  private readonly standby: ReaderStandby<BwrapReader> | null;
   private destroyed = false;
 
   constructor(
     readonly id: string,
     readonly spec: RuntimeSpec,
     private readonly dir: string,
-    private readonly mounts: Mount[],
-    private readonly bwrap: string | null,
+    mounts: Mount[],
+    bwrap: string | null,
+    standbyReaders: number,
   ) {
     this.isolated = bwrap !== null;
     this.rootDir = join(dir, "fs");
@@ -67,14 +82,46 @@ class ProcessSandbox implements Sandbox {
       { sandbox: "/", host: this.rootDir, writable: true },
       ...mounts.map((m) => ({ sandbox: posix.normalize(m.sandbox), host: m.host, writable: !m.readonly })),
     ];
+    if (!bwrap) {
+      this.standby = null;
+      return;
+    }
+    const setup: BwrapReaderSetup = {
+      bwrap,
+      layout: { rootDir: this.rootDir, mounts, network: spec.network, capAdd: spec.cap_add },
+      cwd: spec.workdir,
+      env: this.baseEnv(),
+      hostCwd: this.rootDir,
+      hostEnv: { [MARKER_ENV]: dir },
+    };
+    this.standby = new ReaderStandby(standbyReaders, {
+      start: () => {
+        const reader = startBwrapReader(setup);
+        this.track(reader.child);
+        return reader.ready.then(() => reader);
+      },
+      usable: readerAlive,
+      discard: (reader) => killProcessGroup(reader.child.pid),
+    });
   }
 
+  /** Creates the folders, then arms the standby readers (create returns once they are ready). */
   async init(): Promise<void> {
     await mkdir(this.rootDir, { mode: 0o755 });
     for (const link of systemSymlinks()) await symlink(link.target, join(this.rootDir, link.path));
-    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, SANDBOX_RUN_DIR]) {
+    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, JOBS_IN_SANDBOX]) {
       await mkdirSandbox(resolveSandboxPath(this.mappings, folder));
     }
+    await this.standby?.arm();
+  }
+
+  private baseEnv(): Record<string, string> {
+    return { PATH: SANDBOX_PATH, HOME: SANDBOX_HOME, LANG: "C.UTF-8", ...this.spec.env };
+  }
+
+  private track(child: Subprocess): void {
+    this.processes.add(child);
+    void child.exited.then(() => this.processes.delete(child));
   }
 
   /** Relative paths are relative to the workdir (as in Polar's task files and the docker runtime). */
@@ -90,32 +137,30 @@ class ProcessSandbox implements Sandbox {
     return this.resolve(sandboxPath).host;
   }
 
-  private async run(request: ExecRequest & { maxOutputBytes?: number }): Promise<SpawnCaptureResult> {
+  private async run(request: ExecRequest): Promise<SpawnCaptureResult> {
     if (this.destroyed) throw new PolarError("not_found", `sandbox ${this.id} is destroyed`);
-    const argv = typeof request.command === "string" ? ["/bin/sh", "-c", request.command] : request.command;
-    if (argv.length === 0) throw new PolarError("bad_request", "empty command");
-    const cwd = request.cwd ?? this.spec.workdir;
-    const env: Record<string, string> = { PATH: SANDBOX_PATH, HOME: SANDBOX_HOME, LANG: "C.UTF-8", ...this.spec.env, ...request.env };
-    const marker = { [MARKER_ENV]: this.dir };
-    let pid: number | undefined;
-    const common = {
-      stdin: request.stdin,
-      timeoutMs: request.timeoutMs,
-      signal: request.signal,
-      maxOutputBytes: request.maxOutputBytes,
-      onSpawn: (spawned: number) => this.running.add((pid = spawned)),
-    };
-    let started: Promise<SpawnCaptureResult>;
-    if (this.bwrap) {
-      const layout: BwrapLayout = { rootDir: this.rootDir, mounts: this.mounts, network: this.spec.network, capAdd: this.spec.cap_add };
-      started = spawnCapture({ ...common, argv: bwrapArgv(this.bwrap, layout, { argv, cwd, env }), cwd: this.rootDir, env: marker });
-    } else {
-      // Unisolated: the command sees host paths; only cwd and HOME are mapped into the folder.
-      started = spawnCapture({ ...common, argv, cwd: this.hostPath(cwd), env: { ...env, HOME: this.hostPath(env.HOME ?? SANDBOX_HOME), ...marker } });
-    }
-    return started.finally(() => {
-      if (pid !== undefined) this.running.delete(pid);
+    if (this.standby) return this.runOnReader(this.standby, request);
+    // Unisolated: the command sees host paths; only cwd and HOME are mapped into the folder.
+    const env: Record<string, string> = { ...this.baseEnv(), ...request.env };
+    return spawnCapture({
+      ...request,
+      argv: commandArgv(request.command),
+      cwd: this.hostPath(request.cwd ?? this.spec.workdir),
+      env: { ...env, HOME: this.hostPath(env.HOME ?? SANDBOX_HOME), [MARKER_ENV]: this.dir },
+      onSpawn: (child) => this.track(child),
     });
+  }
+
+  /** Writes the job script into the run folder (no symlink followed), then hands its id to a reader. */
+  private async runOnReader(standby: ReaderStandby<BwrapReader>, request: ExecRequest): Promise<SpawnCaptureResult> {
+    const id = randomBytes(8).toString("hex");
+    const job = this.resolve(`${JOBS_IN_SANDBOX}/${id}.sh`);
+    await writeNoFollow(job, bwrapJobScript(request, this.spec.workdir), 0o644);
+    try {
+      return await standby.use((reader) => runJob(reader, id, request));
+    } finally {
+      void rm(job.host, { force: true }).catch(() => undefined);
+    }
   }
 
   async exec(request: ExecRequest): Promise<ExecResult> {
@@ -141,7 +186,7 @@ class ProcessSandbox implements Sandbox {
 
   async putArchive(tar: Uint8Array, sandboxPath: string): Promise<void> {
     const hostDir = await mkdirSandbox(this.resolve(sandboxPath));
-    if (this.bwrap) {
+    if (this.isolated) {
       // Extracted inside the namespaces: symlinks in the archive or the sandbox resolve there.
       await this.helper(["tar", "-x", "-f", "-", "--no-same-owner", "-C", this.absolute(sandboxPath)], tar);
       return;
@@ -150,14 +195,13 @@ class ProcessSandbox implements Sandbox {
     if (result.exitCode !== 0) throw new PolarError("internal", `tar failed: ${result.stderr.bytes.toString("utf8")}`);
   }
 
+  /** Packed in this process (a host `tar` would cost one more process start than the upload itself). */
   async putDirectory(hostDir: string, sandboxPath: string): Promise<void> {
-    const packed = await spawnCapture({ argv: ["tar", "-c", "-f", "-", "-C", hostDir, "."], cwd: hostDir, env: { PATH: SANDBOX_PATH }, maxOutputBytes: ARCHIVE_LIMIT_BYTES });
-    if (packed.exitCode !== 0) throw new PolarError("not_found", `cannot read ${hostDir}: ${packed.stderr.bytes.toString("utf8")}`);
-    await this.putArchive(packed.stdout.bytes, sandboxPath);
+    await this.putArchive(await packDirectory(hostDir), sandboxPath);
   }
 
   async readFile(sandboxPath: string): Promise<Uint8Array> {
-    if (this.bwrap) return this.helper(["cat", "--", this.absolute(sandboxPath)]);
+    if (this.isolated) return this.helper(["cat", "--", this.absolute(sandboxPath)]);
     return readFile(this.hostPath(sandboxPath)).catch(() => {
       throw new PolarError("not_found", `no file ${sandboxPath} in sandbox ${this.id}`);
     });
@@ -168,7 +212,7 @@ class ProcessSandbox implements Sandbox {
     const path = this.absolute(sandboxPath);
     const parent = posix.dirname(path);
     const name = posix.basename(path) || ".";
-    if (this.bwrap) return this.helper(["tar", "-c", "-f", "-", "-C", parent, name]);
+    if (this.isolated) return this.helper(["tar", "-c", "-f", "-", "-C", parent, name]);
     const result = await spawnCapture({ argv: ["tar", "-c", "-f", "-", "-C", this.hostPath(parent), name], cwd: this.rootDir, env: { PATH: SANDBOX_PATH }, maxOutputBytes: ARCHIVE_LIMIT_BYTES });
     if (result.exitCode !== 0) throw new PolarError("not_found", `tar of ${path} failed: ${result.stderr.bytes.toString("utf8")}`);
     return result.stdout.bytes;
@@ -178,10 +222,13 @@ class ProcessSandbox implements Sandbox {
     return !this.destroyed && existsSync(this.rootDir);
   }
 
+  /** Kills every process it started (armed readers included) and waits for them, then removes the folder. */
   async destroy(): Promise<void> {
     this.destroyed = true;
-    for (const pid of this.running) killProcessGroup(pid);
-    this.running.clear();
+    this.standby?.close();
+    const processes = [...this.processes];
+    for (const child of processes) killProcessGroup(child.pid);
+    await Promise.all(processes.map((child) => child.exited));
     await rm(this.dir, { recursive: true, force: true });
   }
 }
@@ -201,6 +248,7 @@ export function createProcessRuntime(options: ProcessRuntimeOptions = {}): Sandb
   const root = options.root ?? defaultProcessRoot();
   const bwrap = options.bwrap === undefined ? findBwrap() : options.bwrap;
   const warn = options.warn ?? ((message: string) => console.warn(message));
+  const standbyReaders = options.standbyReaders ?? 2;
   return {
     backend: "process",
     isolated: bwrap !== null,
@@ -215,7 +263,7 @@ export function createProcessRuntime(options: ProcessRuntimeOptions = {}): Sandb
       const dir = join(root, create.labels.node_id, id);
       await mkdir(dir, { recursive: true, mode: 0o700 });
       await writeFile(join(dir, "labels.json"), JSON.stringify({ ...create.labels, sandbox_id: id }));
-      const sandbox = new ProcessSandbox(id, spec, dir, create.mounts ?? [], bwrap);
+      const sandbox = new ProcessSandbox(id, spec, dir, create.mounts ?? [], bwrap, standbyReaders);
       try {
         await sandbox.init();
       } catch (err) {
