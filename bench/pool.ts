@@ -3,14 +3,17 @@
 // repository + the harness process producing output) and with it (warm: pool hit with liveness
 // check + the same harness process), p50 / p99 over the same number of starts, per runtime.
 //
-//   bun bench/pool.ts [--runs 50] [--image polar-bookworm:dev] [--batch 10] [--runtimes docker,process]
+//   bun bench/pool.ts [--runs 50] [--image polar-bookworm:dev] [--batch 10] [--runtimes docker,process,process-unarmed]
 //
-// `process` is the bwrap runtime (it has no images: the same repository is uploaded by prepare).
+// `process` is the bwrap runtime (it has no images: the same repository is uploaded by prepare);
+// `process-unarmed` is the same with no bwrap readers started ahead (a new bwrap per command),
+// to see in one run what the readers buy.
 // Warm hand-outs are timed in batches: the pool fills `--batch` sandboxes, then they are taken
 // one after another with no refill running (demand falls with each take), so the figure is the
 // hand-out itself; the refill that follows is what the pool hides behind queued rollouts.
 // "prepared" is a pool with prepareInPool (one pool per task, as the n samples of a group share
-// one): its hand-outs already hold the repository.
+// one): its hand-outs already hold the repository. The same harness-like command spawned on the
+// host, outside any sandbox, is timed too: the floor under every warm row.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,7 +31,7 @@ const { values } = parseArgs({
 const RUNS = Number(values.runs ?? 50);
 const IMAGE = values.image ?? "polar-bookworm:dev";
 const BATCH = Number(values.batch ?? 10);
-const RUNTIMES = (values.runtimes ?? "docker,process").split(",");
+const RUNTIMES = (values.runtimes ?? "docker,process,process-unarmed").split(",");
 const NODE_ID = `bench-pool-${process.pid}`;
 /** What a harness start looks like from the pool's side: a process in the sandbox that answers. */
 const HARNESS = ["sh", "-c", "cd /work/repo && echo harness-ready $(ls | wc -l)"];
@@ -56,6 +59,19 @@ async function runHarness(sandbox: Sandbox): Promise<void> {
   if (result.exit_code !== 0 || !result.stdout.startsWith("harness-ready")) {
     throw new Error(`harness-like process failed: ${JSON.stringify(result)}`);
   }
+}
+
+/** The harness-like command as a plain host process in the repository (no sandbox, no pool). */
+async function hostHarness(repo: string, runs: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const child = Bun.spawn(["sh", "-c", `cd ${repo} && echo harness-ready $(ls | wc -l)`], { stdout: "pipe" });
+    const out = await new Response(child.stdout).text();
+    if ((await child.exited) !== 0 || !out.startsWith("harness-ready")) throw new Error(`host harness failed: ${out}`);
+    samples.push(performance.now() - started);
+  }
+  return samples;
 }
 
 async function cold(runtime: SandboxRuntime, spec: RuntimeSpec, runs: number): Promise<number[]> {
@@ -102,8 +118,8 @@ async function makeRuntime(name: string, root: string): Promise<SandboxRuntime |
     const probe = await probeDocker([IMAGE]);
     return probe.ok ? createDockerRuntime({ docker: probe.docker, runRoot: join(root, "docker") }) : probe.reason;
   }
-  if (name === "process") {
-    const runtime = createProcessRuntime({ root: join(root, "process") });
+  if (name === "process" || name === "process-unarmed") {
+    const runtime = createProcessRuntime({ root: join(root, name), standbyReaders: name === "process" ? 2 : 0 });
     return runtime.isolated ? runtime : "bwrap is not installed (the process runtime would run unisolated)";
   }
   return `unknown runtime ${name}`;
@@ -116,6 +132,8 @@ const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 console.log(`runs ${RUNS} per row, batch ${BATCH}, image ${IMAGE}, repository: 22 files (~60 KB)`);
 const rows: string[] = ["| runtime | path | p50 | p99 | mean | cold p50 / this p50 |", "|---|---|---|---|---|---|"];
 try {
+  const floor = summary(await hostHarness(repo, RUNS));
+  console.log(`the harness-like command alone, on the host: p50 ${fmt(floor.p50)}, p99 ${fmt(floor.p99)}`);
   for (const name of RUNTIMES) {
     const runtime = await makeRuntime(name, root);
     if (typeof runtime === "string") {
