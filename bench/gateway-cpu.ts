@@ -127,7 +127,9 @@ interface Target {
 async function startGateway(name: string, cwd: string, engineUrl: string, dir: string, profile: string[]): Promise<Omit<Target, "keys">> {
   const port = await freePort();
   const args = ["bin/polar.ts", "gateway", "--port", String(port), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, `${name}.db`), "--admin-token", ADMIN, "--retries", "0"];
-  const child = Bun.spawn(["bun", ...profile, ...args], { cwd, stderr: "inherit", stdout: "ignore" });
+  // Profiled, `polar gateway` does not re-execute itself with its allocator setting (lib/allocator-options.ts): given here.
+  const env = profile.length > 0 ? { ...process.env, MIMALLOC_PURGE_DELAY: "-1" } : process.env;
+  const child = Bun.spawn(["bun", ...profile, ...args], { cwd, env, stderr: "inherit", stdout: "ignore" });
   return { name, child, url: `http://127.0.0.1:${port}` };
 }
 
