@@ -66,8 +66,9 @@ export class PromptIdsJson {
     const previous = sessionId === null ? undefined : this.sessions.get(sessionId);
     const end = previous ? open + previous.text.length : -1;
     if (previous && end <= close && (text[end] === "," || text[end] === "]") && text.startsWith(previous.text, open)) {
-      // A fresh array even when nothing was added: the recorded call owns its ids.
-      return text[end] === "]" ? previous.ids.slice() : previous.ids.concat(JSON.parse(`[${text.slice(end + 1, close + 1)}`));
+      // A fresh array even when nothing was added (the recorded call owns its ids); concat is
+      // JSC's memcpy path for integer arrays, several times faster than slice here.
+      return previous.ids.concat(text[end] === "]" ? [] : JSON.parse(`[${text.slice(end + 1, close + 1)}`));
     }
     return JSON.parse(text.slice(open, close + 1));
   }
