@@ -1,8 +1,12 @@
 // Why: the gateway benchmarks (latency and CPU per call) must send the same coding-agent-shaped
 // request, so they measure the same thing.
 
-/** A coding-agent-shaped chat body of roughly `bytes` bytes: system prompt, tools, a tool result. */
-export function agentBody(model: string, bytes: number, stream: boolean): Record<string, unknown> {
+/**
+ * A coding-agent-shaped chat body of roughly `bytes` bytes: system prompt, tools, a tool result;
+ * then `turns` more tool calls with their results (~1% of `bytes` each), as an agent's later calls
+ * re-send everything before and append what happened since.
+ */
+export function agentBody(model: string, bytes: number, stream: boolean, turns = 0): Record<string, unknown> {
   const tools = [
     { type: "function", function: { name: "bash", description: "Run a shell command in the repository.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } },
     { type: "function", function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } } },
@@ -19,6 +23,10 @@ export function agentBody(model: string, bytes: number, stream: boolean): Record
       { role: "user", content: "The test suite fails in server/routes.py; find and fix the bug." },
       { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "read_file", arguments: '{"path":"server/routes.py"}' } }] },
       { role: "tool", tool_call_id: "call_1", content: fileDump },
+      ...Array.from({ length: turns }, (_, t) => [
+        { role: "assistant", content: null, tool_calls: [{ id: `call_${t + 2}`, type: "function", function: { name: "bash", arguments: `{"command":"python -m pytest -x tests/test_${t}.py"}` } }] },
+        { role: "tool", tool_call_id: `call_${t + 2}`, content: `tests/test_${t}.py::test_route FAILED\n${"E   AssertionError: expected 200\n".repeat(Math.ceil(bytes / 3200))}` },
+      ]).flat(),
     ],
   };
 }

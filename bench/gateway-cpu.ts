@@ -6,7 +6,7 @@
 //   bun bench/gateway-cpu.ts [--calls-per-session 20] [--sessions 32] [--rounds 3] [--stream] [--profile DIR]
 //                            [--only 100kb|1kb] [--baseline CHECKOUT]
 //
-// Each round measures, for a ~100 KB and a ~1 KB coding-agent request: the gateway, and a bare
+// Each round measures, for a coding-agent request of ~100 KB (growing by a tool turn a call) and of ~1 KB: the gateway, and a bare
 // Bun pass-through (forwards the body to the engine and its answer back: the floor of any proxy).
 // Within a round all of them are loaded at the same time, so they see the same machine load.
 // `--profile DIR` starts the gateway under `bun --cpu-prof` (profile written to DIR on exit).
@@ -95,19 +95,19 @@ function cpuByThread(pid: number): Map<string, number> {
   return byName;
 }
 
-/** Closed loop: each key is one worker sending `perKey` calls back to back. Returns CPU ms per call of `pid`. */
-async function cpuPerCall(pid: number, url: string, keys: string[], payload: string, perKey: number): Promise<number> {
+/** Closed loop: each key is one worker sending `payloads` in order, back to back. Returns CPU ms per call of `pid`. */
+async function cpuPerCall(pid: number, url: string, keys: string[], payloads: readonly string[]): Promise<number> {
   const before = cpuSeconds(pid);
   await Promise.all(
     keys.map(async (key) => {
-      for (let i = 0; i < perKey; i++) {
+      for (const payload of payloads) {
         const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: payload });
         const text = await res.text();
         if (!res.ok) throw new Error(`${url}: HTTP ${res.status}: ${text.slice(0, 300)}`);
       }
     }),
   );
-  return ((cpuSeconds(pid) - before) * 1000) / (keys.length * perKey);
+  return ((cpuSeconds(pid) - before) * 1000) / (keys.length * payloads.length);
 }
 
 function median(xs: number[]): number {
@@ -127,7 +127,9 @@ interface Target {
 async function startGateway(name: string, cwd: string, engineUrl: string, dir: string, profile: string[]): Promise<Omit<Target, "keys">> {
   const port = await freePort();
   const args = ["bin/polar.ts", "gateway", "--port", String(port), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, `${name}.db`), "--admin-token", ADMIN, "--retries", "0"];
-  const child = Bun.spawn(["bun", ...profile, ...args], { cwd, stderr: "inherit", stdout: "ignore" });
+  // Profiled, `polar gateway` does not re-execute itself with its allocator setting (lib/allocator-options.ts): given here.
+  const env = profile.length > 0 ? { ...process.env, MIMALLOC_PURGE_DELAY: "-1" } : process.env;
+  const child = Bun.spawn(["bun", ...profile, ...args], { cwd, env, stderr: "inherit", stdout: "ignore" });
   return { name, child, url: `http://127.0.0.1:${port}` };
 }
 
@@ -162,18 +164,23 @@ async function main(): Promise<void> {
       await waitHealthy(`${t.url}/health`);
       targets.push({ ...t, keys: t.name === "pass-through" ? Array.from({ length: sessionCount }, () => "x") : await openSessions(t.url, sessionCount) });
     }
+    // Each round, every session of the 100 KB case makes its calls with a context that grows by one
+    // tool call and its result per call (~1 KB), as an agent's does; the fake engine's prompt ids
+    // depend on their position only, so each call's prompt extends the previous one, as a real
+    // engine's. The 1 KB case repeats its request (a tool turn would more than double it).
+    const growing = (bytes: number, calls: number) => Array.from({ length: calls }, (_, turn) => JSON.stringify(agentBody(MODEL, bytes, stream, turn)));
     const allCases = [
-      { label: "100 KB", payload: JSON.stringify(agentBody(MODEL, 100_000, stream)), perKey: perSession },
-      { label: "1 KB", payload: JSON.stringify(agentBody(MODEL, 1_000, stream)), perKey: perSession * 5 },
+      { label: "100 KB", payloads: growing(100_000, perSession) },
+      { label: "1 KB", payloads: Array.from({ length: perSession * 5 }, () => JSON.stringify(agentBody(MODEL, 1_000, stream))) },
     ];
     const cases = allCases.filter((c) => values.only === undefined || c.label.replace(" ", "").toLowerCase() === values.only);
     // Warm every process (JIT, SQLite pages, the engine's cached answers).
-    for (const c of cases) for (const t of targets) await cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payload, 3);
+    for (const c of cases) for (const t of targets) await cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payloads.slice(0, 3));
     const results = cases.map(() => targets.map(() => [] as number[]));
     for (let r = 0; r < rounds; r++) {
       for (const [i, c] of cases.entries()) {
         // All targets under load at once: each sees the same machine (other helpers' load varies by the second).
-        const perCall = await Promise.all(targets.map((t) => cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payload, c.perKey)));
+        const perCall = await Promise.all(targets.map((t) => cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payloads)));
         for (const [j, ms] of perCall.entries()) results[i]![j]!.push(ms);
       }
     }
@@ -185,7 +192,8 @@ async function main(): Promise<void> {
     console.log(`|---|---:|---:|${targets.map(() => "---:|").join("")}`);
     for (const [i, c] of cases.entries()) {
       const cells = results[i]!.map((xs) => `${median(xs).toFixed(2)} [${Math.min(...xs).toFixed(2)}]`);
-      console.log(`| ${c.label} (${c.payload.length} B) | ${Math.round(c.payload.length / 4)} | ${sessionCount * c.perKey} | ${cells.join(" | ")} |`);
+      const [first, last] = [c.payloads[0]!.length, c.payloads.at(-1)!.length];
+      console.log(`| ${c.label} (${first} → ${last} B) | ${Math.round(first / 4)} → ${Math.round(last / 4)} | ${sessionCount * c.payloads.length} | ${cells.join(" | ")} |`);
     }
     const gatewayThreads = [...cpuByThread(targets[0]!.child.pid)].sort((a, b) => b[1] - a[1]).filter(([, sec]) => sec >= 0.05);
     console.log(`gateway CPU by thread over the whole run (s): ${gatewayThreads.map(([name, sec]) => `${name} ${sec.toFixed(2)}`).join(", ")}`);

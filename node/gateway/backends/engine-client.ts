@@ -32,6 +32,8 @@ interface EngineRequest<S extends z.ZodType> {
   body?: unknown;
   /** The body already serialised (instead of `body`). */
   json?: string;
+  /** Parses the answer's text (default JSON.parse); the schema checks what it returns. */
+  parse?: (text: string) => unknown;
   schema: S;
 }
 
@@ -97,7 +99,7 @@ export class EngineClient {
           last = { kind: "status", error };
           continue;
         }
-        return { data: parseBody(req.schema, text, lease.url, req.path), engineUrl: lease.url, attempts: attempt };
+        return { data: parseBody(req, text, lease.url), engineUrl: lease.url, attempts: attempt };
       } finally {
         lease.release();
       }
@@ -128,10 +130,10 @@ export class EngineClient {
   }
 }
 
-function parseBody<S extends z.ZodType>(schema: S, text: string, engineUrl: string, path: string): z.infer<S> {
+function parseBody<S extends z.ZodType>({ schema, path, parse = JSON.parse }: EngineRequest<S>, text: string, engineUrl: string): z.infer<S> {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parse(text);
   } catch {
     throw new PolarError("engine_error", `engine answered ${path} with non-JSON`, { engineUrl });
   }

@@ -43,7 +43,7 @@ export class SglangBackend extends ChatEngineBackend {
     client: EngineClient,
     private readonly options: { servedModel?: string; discovery?: RouterWorkerDiscovery },
   ) {
-    super(client);
+    super(client, (answer) => (answer.choices as unknown[] | undefined)?.[0]);
   }
 
   async complete(call: EngineCall): Promise<EngineResult> {
@@ -61,6 +61,7 @@ export class SglangBackend extends ChatEngineBackend {
       signal: call.signal,
       path: "/v1/chat/completions",
       json: this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
+      parse: (text) => this.answerJson.parse(call.sessionId, text),
       schema: SglangChatResponse,
     });
     const choice = reply.data.choices[0]!;

@@ -36,7 +36,7 @@ export class VllmBackend extends ChatEngineBackend {
     client: EngineClient,
     private readonly servedModel?: string,
   ) {
-    super(client);
+    super(client, (answer) => answer);
   }
 
   async complete(call: EngineCall): Promise<EngineResult> {
@@ -53,6 +53,7 @@ export class VllmBackend extends ChatEngineBackend {
       signal: call.signal,
       path: "/v1/chat/completions",
       json: this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
+      parse: (text) => this.answerJson.parse(call.sessionId, text),
       schema: VllmChatResponse,
     });
     const capture = vllmTokens(reply.data);
