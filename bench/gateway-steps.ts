@@ -19,6 +19,8 @@ import { openNodeStore } from "../node/store/db.ts";
 import { SessionsRepo } from "../node/store/sessions-repo.ts";
 import { agentBody } from "./agent-body.ts";
 import { vllmAnswer } from "./fake-vllm-answer.ts";
+import { PromptIdsJson } from "../node/gateway/backends/prompt-ids-json.ts";
+import { CacheBudget } from "../node/cache-budget.ts";
 
 const { values } = parseArgs({ options: { iterations: { type: "string" } } });
 const ITERATIONS = Number(values.iterations ?? 400);
@@ -68,6 +70,13 @@ async function main(): Promise<void> {
       const fresh = backendAnswering(answer, false);
       add("vllm backend, a session's first call: engine body (all JSON.stringify) + answer schema + pivot", await cpuMs((i) => fresh.complete({ request, sessionId: `s${i}`, signal })));
       add("engine answer: JSON.parse", await cpuMs(() => JSON.parse(answer)));
+      // As the gateway parses it: the answer's prompt extends the session's previous one by 40 ids
+      // (each run its own session, whose previous answer was parsed beforehand).
+      const answers = new PromptIdsJson((a) => a);
+      answers.shareCacheBudget(new CacheBudget(2 ** 32));
+      for (let i = -50; i < ITERATIONS; i++) answers.parse(`s${i}`, answer);
+      const extended = vllmAnswer(Math.round(text.length / 4) + 40);
+      add("engine answer: PromptIdsJson (prompt extends the previous by 40 ids)", await cpuMs((i) => answers.parse(`s${i}`, extended)));
       const result = await repeat.complete({ request, sessionId: "s", signal });
       add("response: render + JSON.stringify", await cpuMs(() => JSON.stringify(chatDialect.renderResponse(result.response, request))));
       const { row } = await new SessionsRepo(store.db).create({});
