@@ -23,6 +23,12 @@ export interface TrainerClientOptions {
   onResult?: (result: StreamedResult) => void | Promise<void>;
   onGroup?: (group: GroupMessage) => void;
   reconnectDelayMs?: number;
+  /**
+   * Acknowledged result ids remembered to drop repeats (default 100,000). A repeat is a result
+   * sent again after a reconnect because its acknowledgement was lost with the connection, so
+   * the recent ones suffice; ids not yet acknowledged are always remembered.
+   */
+  ackedIdsKept?: number;
 }
 
 interface Pending<T> {
@@ -33,7 +39,10 @@ interface Pending<T> {
 export class TrainerClient {
   private ws: WebSocket | null = null;
   private closed = false;
-  private readonly seen = new Set<string>();
+  /** Results delivered to onResult and not yet acknowledged. */
+  private readonly unacked = new Set<string>();
+  /** Acknowledged ids, oldest first, at most `ackedIdsKept`. */
+  private readonly acked = new Set<string>();
   private readonly pending = new Map<string, Pending<any>>();
   private nextRequest = 0;
   private connected: Promise<void>;
@@ -74,7 +83,19 @@ export class TrainerClient {
   }
 
   ack(resultIds: string[]): void {
-    if (resultIds.length > 0) this.send({ type: "ack", result_ids: resultIds });
+    if (resultIds.length === 0) return;
+    const kept = this.options.ackedIdsKept ?? 100_000;
+    for (const id of resultIds) {
+      if (!this.unacked.delete(id)) continue;
+      this.acked.add(id);
+      if (this.acked.size > kept) this.acked.delete(this.acked.values().next().value!);
+    }
+    this.send({ type: "ack", result_ids: resultIds });
+  }
+
+  /** Result ids held to drop repeats: those not yet acknowledged plus the recently acknowledged. */
+  get rememberedIds(): number {
+    return this.unacked.size + this.acked.size;
   }
 
   cancelGroup(groupId: string): void {
@@ -136,13 +157,15 @@ export class TrainerClient {
         return;
       case "result": {
         const id = message.result.result_id;
-        if (this.seen.has(id)) {
+        if (this.unacked.has(id) || this.acked.has(id)) {
+          // A repeat: its credit comes back; it is acknowledged again only if it was already (one
+          // still unacknowledged is the caller's to acknowledge once processed).
           this.counts.duplicates++;
-          this.ack([id]);
+          if (this.acked.has(id)) this.send({ type: "ack", result_ids: [id] });
           this.credit(1);
           return;
         }
-        this.seen.add(id);
+        this.unacked.add(id);
         this.counts.results++;
         await this.options.onResult?.(message.result);
         if (this.options.autoAck ?? true) {
