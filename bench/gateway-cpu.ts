@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { agentBody } from "./agent-body.ts";
 import { OUTPUT_TOKENS, vllmAnswer } from "./fake-vllm-answer.ts";
-import { freePort, waitHealthy } from "./process-helpers.ts";
+import { CLOCK_TICKS_PER_SECOND, cpuSeconds, freePort, waitHealthy } from "./process-helpers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -36,7 +36,6 @@ const { values } = parseArgs({
 const ADMIN = "bench-admin-token-0123456789";
 const MODEL = "Qwen/Qwen3-8B";
 const ROOT = join(import.meta.dir, "..");
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** Child mode: a bare Bun pass-through proxy (what any proxy pays at least: HTTP in, HTTP out). */
 async function passthrough(engineUrl: string, port: number): Promise<void> {
@@ -69,14 +68,6 @@ function startFakeEngine(): { url: string; stop(): void } {
     },
   });
   return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
-}
-
-/** User + system CPU seconds of a process (all its threads). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // After the command name: field 3 is state; utime and stime are fields 14 and 15 of the whole line.
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
 /** CPU seconds of each thread of a process, summed by thread name (JS thread, GC helpers, I/O). */

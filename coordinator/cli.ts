@@ -11,7 +11,7 @@ const DEFAULTS = CoordinatorConfig.parse({ nodeToken: PLACEHOLDER("n"), trainerT
 const FLAGS: FlagSpecs = {
   host: { type: "string", help: "address to listen on", default: DEFAULTS.host },
   port: { type: "string", help: "port to listen on (0 = any free port)", default: String(DEFAULTS.port) },
-  db: { type: "string", help: "SQLite file, or a libsql:// / http(s):// libSQL server URL (auth token: env POLAR_DB_AUTH_TOKEN)", default: DEFAULTS.db },
+  db: { type: "string", help: "SQLite file or :memory:, or a libsql:// / http(s):// / ws(s):// libSQL server URL (auth token: env POLAR_DB_AUTH_TOKEN)", default: DEFAULTS.db },
   tasks: { type: "string", help: "JSONL task file trainers and rollout API requests may name tasks from" },
   "node-token": { type: "string", help: "token nodes present (env POLAR_NODE_TOKEN; generated if unset)" },
   "trainer-token": { type: "string", help: "token trainers present (env POLAR_TRAINER_TOKEN; generated if unset)" },

@@ -10,7 +10,7 @@ export const CoordinatorConfig = z
   .object({
     host: z.string().default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8500),
-    /** SQLite file, or a `libsql://` / `http(s)://` libSQL server URL. */
+    /** SQLite file or `:memory:` (bun:sqlite), or a `libsql://` / `http(s)://` / `ws(s)://` libSQL server URL. */
     db: z.string().default(".polar/coordinator.db"),
     dbAuthToken: z.string().optional(),
     nodeToken: Token("node"),

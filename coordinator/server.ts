@@ -37,7 +37,7 @@ function trainerPeer(ws: ServerWebSocket<SocketData>): TrainerPeer {
 export async function startCoordinator(input: CoordinatorConfigInput): Promise<RunningCoordinator> {
   const config = CoordinatorConfig.parse(input);
   const store = await openCoordinatorDb(config.db, config.dbAuthToken);
-  const repo = new CoordinatorRepo(store.db);
+  const repo = new CoordinatorRepo(store);
   const coordinator = new Coordinator(config, repo);
   const tasks = config.tasks ? await loadCatalog(config.tasks) : TaskCatalog.empty();
   const pauses = new PauseBook();

@@ -2,7 +2,7 @@
 // a result stored or acknowledged — is one call here, written before anyone is told, and batched
 // so that dispatching thousands of rollouts a second costs a few transactions, not thousands.
 import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
-import type { CoordinatorDb } from "./db.ts";
+import type { CoordinatorDb, CoordinatorStore, Statement } from "./db.ts";
 import { groups, meta, results, rollouts } from "./schema.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
@@ -38,13 +38,18 @@ export interface StoredResult {
 }
 
 export class CoordinatorRepo {
-  constructor(private readonly db: CoordinatorDb) {}
+  private readonly db: CoordinatorDb;
+  private readonly atomic: (statements: Statement[]) => Promise<void>;
+
+  constructor(store: CoordinatorStore) {
+    this.db = store.db;
+    this.atomic = store.atomic;
+  }
 
   async insertGroup(group: typeof groups.$inferInsert, members: NewRollout[]): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.insert(groups).values(group);
-      for (let i = 0; i < members.length; i += INSERT_CHUNK) await tx.insert(rollouts).values(members.slice(i, i + INSERT_CHUNK));
-    });
+    const statements: Statement[] = [this.db.insert(groups).values(group)];
+    for (let i = 0; i < members.length; i += INSERT_CHUNK) statements.push(this.db.insert(rollouts).values(members.slice(i, i + INSERT_CHUNK)));
+    await this.atomic(statements);
   }
 
   /** One UPDATE per (node, attempt, version): a dispatch round of thousands is a handful of statements. */
@@ -54,7 +59,7 @@ export class CoordinatorRepo {
       const key = `${a.nodeId}\u0000${a.attempt}\u0000${a.policyVersion}`;
       (byKey.get(key) ?? byKey.set(key, { a, ids: [] }).get(key)!).ids.push(a.rolloutId);
     }
-    const statements = [];
+    const statements: Statement[] = [];
     for (const { a, ids } of byKey.values()) {
       for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
         statements.push(
@@ -65,7 +70,7 @@ export class CoordinatorRepo {
         );
       }
     }
-    if (statements.length > 0) await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+    await this.atomic(statements);
   }
 
   /** Back to the queue (node lost, staleness); the attempt count stays, the next assign raises it. */
@@ -84,8 +89,7 @@ export class CoordinatorRepo {
 
   /** Stores results and finishes their rollouts in one transaction (group commit). */
   async saveResults(batch: StoredResult[], now: number): Promise<void> {
-    if (batch.length === 0) return;
-    const statements = [];
+    const statements: Statement[] = [];
     for (let i = 0; i < batch.length; i += INSERT_CHUNK) {
       statements.push(
         this.db.insert(results).values(
@@ -105,12 +109,12 @@ export class CoordinatorRepo {
       );
     }
     for (const r of batch) statements.push(this.db.update(rollouts).set({ state: r.rolloutState, cause: r.cause, finishedAt: now }).where(eq(rollouts.id, r.rolloutId)));
-    await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+    await this.atomic(statements);
   }
 
   /** Acknowledgements of several frames in one transaction. */
   async ack(entries: { trainerId: string; ids: string[] }[], now: number): Promise<void> {
-    const statements = [];
+    const statements: Statement[] = [];
     for (const { trainerId, ids } of entries) {
       for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
         statements.push(
@@ -121,7 +125,7 @@ export class CoordinatorRepo {
         );
       }
     }
-    if (statements.length > 0) await this.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+    await this.atomic(statements);
   }
 
   /** Unacknowledged result ids of a trainer, oldest first. */
