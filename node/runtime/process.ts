@@ -6,7 +6,7 @@
 // It has no images: RuntimeSpec.image is ignored (tasks upload their repository with `prepare`),
 // and cpus / memory_mb / pids_limit are not enforced (no cgroups here).
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, unlink, writeFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
@@ -60,6 +60,11 @@ class ProcessSandbox implements Sandbox {
   readonly hostRunDir: string;
   readonly isolated: boolean;
   private readonly rootDir: string;
+  /**
+   * Job scripts, on the host beside the sandbox's root and bound read-only at JOBS_IN_SANDBOX:
+   * the sandbox cannot plant a symlink or rewrite a job there, so a job is one plain write.
+   */
+  private readonly jobsDir: string;
   private readonly mappings: PathMapping[];
   /** Every process started for this sandbox (readers armed or running, unisolated commands) until it exits. */
   private readonly processes = new Set<Subprocess>();
@@ -77,6 +82,7 @@ class ProcessSandbox implements Sandbox {
   ) {
     this.isolated = bwrap !== null;
     this.rootDir = join(dir, "fs");
+    this.jobsDir = join(dir, "jobs");
     this.hostRunDir = join(this.rootDir, ...SANDBOX_RUN_DIR.split("/").filter(Boolean));
     this.mappings = [
       { sandbox: "/", host: this.rootDir, writable: true },
@@ -88,7 +94,7 @@ class ProcessSandbox implements Sandbox {
     }
     const setup: BwrapReaderSetup = {
       bwrap,
-      layout: { rootDir: this.rootDir, mounts, network: spec.network, capAdd: spec.cap_add },
+      layout: { rootDir: this.rootDir, mounts: [...mounts, { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true }], network: spec.network, capAdd: spec.cap_add },
       cwd: spec.workdir,
       env: this.baseEnv(),
       hostCwd: this.rootDir,
@@ -108,6 +114,7 @@ class ProcessSandbox implements Sandbox {
   /** Creates the folders, then arms the standby readers (create returns once they are ready). */
   async init(): Promise<void> {
     await mkdir(this.rootDir, { mode: 0o755 });
+    await mkdir(this.jobsDir, { mode: 0o755 });
     for (const link of systemSymlinks()) await symlink(link.target, join(this.rootDir, link.path));
     for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, JOBS_IN_SANDBOX]) {
       await mkdirSandbox(resolveSandboxPath(this.mappings, folder));
@@ -154,12 +161,12 @@ class ProcessSandbox implements Sandbox {
   /** Writes the job script into the run folder (no symlink followed), then hands its id to a reader. */
   private async runOnReader(standby: ReaderStandby<BwrapReader>, request: ExecRequest): Promise<SpawnCaptureResult> {
     const id = randomBytes(8).toString("hex");
-    const job = this.resolve(`${JOBS_IN_SANDBOX}/${id}.sh`);
-    await writeNoFollow(job, bwrapJobScript(request, this.spec.workdir), 0o644);
+    const job = join(this.jobsDir, `${id}.sh`);
+    writeFileSync(job, bwrapJobScript(request, this.spec.workdir), { mode: 0o644 });
     try {
       return await standby.use((reader) => runJob(reader, id, request));
     } finally {
-      void rm(job.host, { force: true }).catch(() => undefined);
+      unlink(job, () => undefined);
     }
   }
 
