@@ -1,7 +1,7 @@
 // Why: the sandbox for machines without Docker (the embedded demo, laptops, CI without an
 // engine): a private folder on the host, each command run under bubblewrap with its own mount,
 // PID and network namespaces and a read-only view of the host system — on a bwrap reader started
-// ahead of it (bwrap-reader.ts), so a command costs a fork, not new namespaces. Without bwrap it
+// ahead of it (bwrap-reader.ts), so a command costs a write and an exec, not new namespaces. Without bwrap it
 // still runs commands, as plain processes in the folder, and says loudly that nothing is isolated.
 // It has no images: RuntimeSpec.image is ignored (tasks upload their repository with `prepare`),
 // and cpus / memory_mb / pids_limit are not enforced (no cgroups here).
