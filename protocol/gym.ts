@@ -219,6 +219,8 @@ export type GymTrajectoryDetail = z.infer<typeof GymTrajectoryDetail>;
 export const PolarRolloutDetail = z.object({
   /** Polar's session id of the rollout (its SessionResult). */
   rollout_id: z.string().nullable(),
+  /** The gateway session that recorded its calls (`GET /v1/sessions/:id/calls` on the node); null when none opened. */
+  gateway_session_id: z.string().nullable(),
   /** The task id Polar ran it under (one per `/run`). */
   polar_task_id: z.string(),
   /** The task it resolved from the row: a task-file id, or the inline task's id. */

@@ -94,6 +94,7 @@ export async function runRow(row: GymRunRequest, deps: RunDeps, signal: AbortSig
     const agent = result.metadata.agent as PolarRolloutDetail["agent"] | undefined;
     const detail: PolarRolloutDetail = {
       rollout_id: result.session_id,
+      gateway_session_id: sessionId,
       polar_task_id: runTaskId,
       task_id: resolved.task.task_id,
       gym_rollout_id: rolloutId,
@@ -103,7 +104,7 @@ export async function runRow(row: GymRunRequest, deps: RunDeps, signal: AbortSig
       status: result.status,
       reward_given: outcome.rewardGiven,
       evaluation: evaluationSummary(result.metadata.evaluation),
-      agent: agent ? { exit_code: agent.exit_code ?? null, timed_out: agent.timed_out === true, error: agent.error ?? null } : null,
+      agent: agent ? { exit_code: agent.exit_code ?? null, timed_out: agent.timed_out === true || outcome.failureKind === "agent_timeout", error: agent.error ?? null } : null,
       failure: outcome.failure,
       timing: result.timing,
       trajectory: sessionId ? built.trajectory : null,

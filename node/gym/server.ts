@@ -12,12 +12,12 @@ import { RolloutTaskCatalog } from "./rollout-tasks.ts";
 import { gymRoutes } from "./routes.ts";
 
 /** Bodies Gym may send (a row with a long prompt, or many verify responses to aggregate). */
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
-const MAX_JSON_DEPTH = 256;
+export const GYM_BODY_LIMITS = { maxBytes: 64 * 1024 * 1024, maxDepth: 256 };
 
 export interface RunningGymAgent {
   /** Where Gym reaches the agent server. */
   url: string;
+  settings: GymSettings;
   node: RunningNode;
   catalog: RolloutTaskCatalog;
   stop(): Promise<void>;
@@ -36,17 +36,18 @@ export async function startGymAgent(settings: GymSettings, parts: Omit<NodeParts
     polar: httpPolarRollouts(node.url, config.admin_token),
     catalog,
     nodeId: config.node_id,
-    bodyLimits: { maxBytes: MAX_BODY_BYTES, maxDepth: MAX_JSON_DEPTH },
+    bodyLimits: GYM_BODY_LIMITS,
   });
   let server: ReturnType<typeof Bun.serve>;
   try {
-    server = Bun.serve({ hostname: settings.agent.host, port: settings.agent.port, fetch: app.fetch, idleTimeout: 0, maxRequestBodySize: MAX_BODY_BYTES + 64 * 1024 });
+    server = Bun.serve({ hostname: settings.agent.host, port: settings.agent.port, fetch: app.fetch, idleTimeout: 0, maxRequestBodySize: GYM_BODY_LIMITS.maxBytes + 64 * 1024 });
   } catch (err) {
     await node.stop();
     throw err;
   }
   return {
     url: `http://${settings.agent.host}:${server.port}`,
+    settings,
     node,
     catalog,
     async stop() {
