@@ -134,6 +134,22 @@ describe("sessions that are not one token sequence", () => {
     }
   }, REBUILD_TIMEOUT_MS);
 
+  test("one call's bundle copied onto every item of its call (Gym PR #1349's adapter) is rejected as soon as a call has two items", () => {
+    const calls = byName.get("mini-thinking-on-vllm")!.calls;
+    const { response } = build(calls, "template-aware");
+    const bundleOf = new Map<string, Record<string, unknown>>();
+    for (const item of response.output) {
+      if ("id" in item && "generation_token_ids" in item && item.generation_token_ids) {
+        bundleOf.set(callOf(item.id), { prompt_token_ids: item.prompt_token_ids, generation_token_ids: item.generation_token_ids, generation_log_probs: item.generation_log_probs });
+      }
+    }
+    const copied = { ...response, output: response.output.map((item) => ("id" in item && bundleOf.has(callOf(item.id)) ? { ...item, ...bundleOf.get(callOf(item.id)) } : item)) };
+    expect(response.output.filter((i) => "id" in i && callOf(i.id) === calls[0]!.response!.id).length).toBeGreaterThan(1);
+    expect(() => consumeAsNemoRl(ROW, asResult(copied as GymResponse))).toThrow(NemoRlRejected);
+    // Ours passes the same reader.
+    expect(consumeAsNemoRl(ROW, asResult(response)).message_log.length).toBe(2 * calls.length);
+  }, REBUILD_TIMEOUT_MS);
+
   test("Pi's sub-agent: its calls are carried without a bundle; the main agent's calls are the main line", () => {
     const calls = byName.get("pi-subagent-thinking-on-vllm")!.calls;
     const isSub = (c: RecordedCall) => c.request.messages[0]!.content.startsWith("You are a file-writing sub-agent.");

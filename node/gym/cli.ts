@@ -1,7 +1,8 @@
 // Why: `polar gym` — a node with NeMo Gym's agent-server routes in front — configured from Gym's
 // environment (as `python app.py` starts it), from a file holding the same agent block, or from
-// flags alone; flags win. It runs until SIGINT/SIGTERM and then stops cleanly.
-import { type FlagSpecs, intFlag, listFlag, numberFlag, parseFlags, stringFlag } from "../../lib/cli-args.ts";
+// flags alone; flags win. It runs until SIGINT/SIGTERM and then stops cleanly. `polar gym rows`
+// writes a task file as a Gym dataset.
+import { type FlagSpecs, UsageError, intFlag, listFlag, numberFlag, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { envLayer } from "../node-config.ts";
 import { settingsFromBlock, settingsFromFile, settingsFromGymEnvironment } from "./config.ts";
 import { startGymAgent } from "./server.ts";
@@ -27,7 +28,31 @@ function defined(layer: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(layer).filter(([, v]) => v !== undefined));
 }
 
+const ROWS_FLAGS: FlagSpecs = {
+  tasks: { type: "string", help: "task file (JSONL)", default: "the bundled set" },
+  agent: { type: "string", help: "agent_ref.name of the rows: the Gym agent server's name", default: "polar_agent" },
+  only: { type: "string", multiple: true, help: "only these task ids (repeatable)" },
+};
+
+/** `polar gym rows`: a Polar task file as a Gym dataset (JSONL on stdout), tasks without an evaluator left out. */
+async function runRowsCli(argv: string[]): Promise<void> {
+  const flags = parseFlags("gym rows", "write a task file as a NeMo Gym dataset (one row per task) to stdout", ROWS_FLAGS, argv);
+  if (!flags) return;
+  const { loadTaskFile } = await import("../../lib/task-file.ts");
+  const { BUNDLED_TASKS_FILE } = await import("../api/task-catalog.ts");
+  const { gymDatasetJsonl } = await import("./dataset.ts");
+  const path = stringFlag(flags, "tasks") ?? BUNDLED_TASKS_FILE;
+  const loaded = await loadTaskFile(path);
+  if (loaded.issues.length > 0) throw new UsageError(`task file ${path}: ${loaded.issues.map((i) => `line ${i.line}: ${i.message}`).join("; ")}`);
+  const only = new Set(listFlag(flags, "only"));
+  const chosen = loaded.tasks.filter((t) => only.size === 0 || only.has(t.task_id));
+  const scored = chosen.filter((t) => (t.evaluator?.strategy ?? "none") !== "none");
+  if (scored.length < chosen.length) console.error(`polar gym rows: ${chosen.length - scored.length} task(s) without an evaluator left out (a Gym rollout needs a reward)`);
+  process.stdout.write(gymDatasetJsonl(scored, stringFlag(flags, "agent") ?? "polar_agent"));
+}
+
 export async function runGymCli(argv: string[]): Promise<void> {
+  if (argv[0] === "rows") return runRowsCli(argv.slice(1));
   const flags = parseFlags("gym", "a NeMo Gym agent server (POST /run, /aggregate_metrics) running each row as one Polar rollout", FLAGS, argv);
   if (!flags) return;
   const engines = listFlag(flags, "engine");
