@@ -275,6 +275,27 @@ describe("outcomes that are not a plain reward", () => {
   }, 120_000);
 });
 
+test("a Gym client that goes away cancels its rollout", async () => {
+  const counts = async () => ((await (await fetch(`${agent.node.url}/rollout/status`)).json()) as { tasks: Record<string, number> }).tasks;
+  const cancelledBefore = (await counts()).cancelled ?? 0;
+  const row = gymRow({ input: [userMessage("Wait for the build to finish.")], taskIndex: 3, fields: { polar_task: { task_id: "slow-build", instruction: "Wait for the build to finish.", runtime: { prepare: [] }, evaluator: { strategy: "session_completed" }, metadata: { agent_timeout: 120 } } } });
+  const gone = new AbortController();
+  const answer = fetch(`${agent.url}/run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(row), signal: gone.signal }).catch(() => "gone");
+  // Wait until the rollout is live on the node (its row is held), then hang up.
+  for (let i = 0; agent.catalog.held === 0; i++) {
+    if (i > 600) throw new Error("the rollout never started");
+    await Bun.sleep(50);
+  }
+  gone.abort();
+  expect(await answer).toBe("gone");
+  for (let i = 0; ((await counts()).cancelled ?? 0) === cancelledBefore; i++) {
+    if (i > 600) throw new Error("the rollout was not cancelled");
+    await Bun.sleep(100);
+  }
+  expect((await counts()).cancelled).toBe(cancelledBefore + 1);
+  expect(agent.catalog.held).toBe(0);
+}, 120_000);
+
 describe("a live session whose calls are not one exact token sequence", () => {
   test("max_context_drift 0: mini's dropped reasoning breaks every prompt; the last call is the main line, the others carried without a bundle, every bundle the engine's exact prompt", async () => {
     const row = solvableRow(4);
