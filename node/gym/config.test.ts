@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { PolarError } from "../errors.ts";
-import { engineBaseUrl, settingsFromBlock, settingsFromGymEnvironment } from "./config.ts";
+import { engineBaseUrl, settingsFromBlock, settingsFromFile, settingsFromGymEnvironment } from "./config.ts";
 
 const EXAMPLE = resolve(import.meta.dir, "../../integrations/nemo_gym/configs/polar.yaml");
 
@@ -100,4 +101,15 @@ test("engine base URLs lose a trailing /v1 and slashes", () => {
   expect(engineBaseUrl("http://h:1/v1")).toBe("http://h:1");
   expect(engineBaseUrl("http://h:1/v1/")).toBe("http://h:1");
   expect(engineBaseUrl("http://h:1")).toBe("http://h:1");
+});
+
+test("settings from a file holding one agent block and the policy keys (YAML, JSON)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "polar-gym-config-"));
+  const yaml = join(dir, "agent.yaml");
+  writeFileSync(yaml, "policy_base_url: http://127.0.0.1:8000/v1\npolicy_model_name: m\nharness: pi\nnode:\n  runtime: process\n");
+  expect(settingsFromFile(yaml, { port: 9 })).toMatchObject({ agent: { harness: "pi", model: "m", port: 9 }, node: { runtime: "process", engine: { urls: ["http://127.0.0.1:8000"], model: "m" } } });
+  const json = join(dir, "agent.json");
+  writeFileSync(json, JSON.stringify({ model: "x", harness: "codex" }));
+  expect(settingsFromFile(json).agent).toMatchObject({ model: "x", harness: "codex" });
+  expect(() => settingsFromFile(join(dir, "missing.yaml"))).toThrow(/cannot be read/);
 });
