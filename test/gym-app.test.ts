@@ -123,3 +123,16 @@ test("Gym-style start: GET / answers, one /run returns the evaluation's reward a
     expect(code).toBe(0);
   }
 }, 240_000);
+
+test("`polar gym rows` writes the task file as a Gym dataset; a bad setting is a usage error", async () => {
+  const polar = resolve(import.meta.dir, "../bin/polar.ts");
+  const rows = Bun.spawnSync([process.execPath, polar, "gym", "rows", "--only", "js-leap-year-century", "--agent", "my_agent"], { stdout: "pipe", stderr: "pipe" });
+  expect(rows.exitCode).toBe(0);
+  const lines = rows.stdout.toString().trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ instance_id: "js-leap-year-century", agent_ref: { name: "my_agent", type: "responses_api_agents" } });
+  expect(lines[0]!.responses_create_params.input[0].role).toBe("user");
+  const bad = Bun.spawnSync([process.execPath, polar, "gym", "--harness", "copilot", "--model", "m"], { stdout: "pipe", stderr: "pipe" });
+  expect(bad.exitCode).toBe(2);
+  expect(bad.stderr.toString()).toContain("harness");
+}, 60_000);

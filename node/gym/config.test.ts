@@ -69,6 +69,7 @@ describe("settings from Gym's environment", () => {
     ["a block name that is not there", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML, NEMO_GYM_CONFIG_PATH: "other" }, "no agent block at other"],
     ["YAML that does not parse", { NEMO_GYM_CONFIG_DICT: "a: [1,\n", NEMO_GYM_CONFIG_PATH: "polar_agent" }, "not valid YAML"],
     ["a typo in a Polar setting", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace("harness: qwen-code", "harnes: qwen-code"), NEMO_GYM_CONFIG_PATH: "polar_agent" }, "harnes"],
+    ["no policy endpoint", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace(/policy_base_url:\n- .*\n- .*\n/, "").replace(/      base_url: .*\n/, ""), NEMO_GYM_CONFIG_PATH: "polar_agent" }, "no policy endpoint"],
     ["an unknown harness", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace("harness: qwen-code", "harness: copilot"), NEMO_GYM_CONFIG_PATH: "polar_agent" }, "harness"],
   ];
   for (const [name, env, message] of refusals) {

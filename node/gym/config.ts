@@ -150,7 +150,11 @@ export function settingsFromGymEnvironment(env: Record<string, string | undefine
   if (!block || typeof block !== "object") {
     throw new PolarError("bad_request", `NEMO_GYM_CONFIG_DICT has no agent block at ${path}.responses_api_agents.<name>`);
   }
-  return settingsFromBlock(block as Record<string, unknown>, top as Record<string, unknown>, `NEMO_GYM_CONFIG_DICT at ${path}`, overrides);
+  const settings = settingsFromBlock(block as Record<string, unknown>, top as Record<string, unknown>, `NEMO_GYM_CONFIG_DICT at ${path}`, overrides);
+  if ((settings.node.engine as { urls?: unknown }).urls === undefined) {
+    throw new PolarError("bad_request", `NEMO_GYM_CONFIG_DICT names no policy endpoint: set policy_base_url (NeMo RL sets it), a model_server with a base_url in ${path}, or node.engine.urls`);
+  }
+  return settings;
 }
 
 /** Settings from a file holding one agent block (YAML, JSON or TOML) and, optionally, the top-level policy keys. */
