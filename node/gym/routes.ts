@@ -52,7 +52,8 @@ export function gymRoutes(deps: GymRouteDeps): Hono {
       const answer = await runRow(row.data, deps, c.req.raw.signal);
       return c.json(answer.body, answer.status);
     } catch (err) {
-      if (c.req.raw.signal.aborted) return c.json({ detail: "the client went away; the rollout was cancelled" }, 499 as 400);
+      // Nobody reads this answer: the client hung up and the rollout was cancelled (nginx's 499).
+      if (c.req.raw.signal.aborted) return new Response(null, { status: 499 });
       console.error(`polar gym: /run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       return c.json({ detail: `the rollout could not be run: ${err instanceof Error ? err.message : String(err)}` }, 500);
     }
