@@ -12,6 +12,7 @@ const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promi
   gateway: { summary: "run the LLM gateway", run: async (a) => (await import("../node/gateway/cli.ts")).runGatewayCli(a) },
   tasks: { summary: "task files: validate (gold patch → reward 1, unmodified repository → reward 0)", run: async (a) => (await import("../node/eval/cli.ts")).runTasksCli(a) },
   node: { summary: "run the node agent: gateway, sandbox pool, rollout pipeline and Polar's rollout API", run: async (a) => (await import("../node/node-cli.ts")).runNodeCli(a) },
+  gym: { summary: "run a NeMo Gym agent server (POST /run, /aggregate_metrics) in front of a node: each row is one rollout", run: async (a) => (await import("../node/gym/cli.ts")).runGymCli(a) },
   coordinator: { summary: "run the coordinator: queue, load balancing across nodes, trainer streams, admin API", run: async (a) => (await import("../coordinator/cli.ts")).runCoordinatorCli(a) },
   "mock-engine": { summary: "run the vLLM/SGLang-compatible mock engine", run: async (a) => (await import("../node/mock-engine/cli.ts")).runMockEngineCli(a) },
 };
@@ -22,7 +23,7 @@ function usage(): string {
 }
 
 /** Commands that carry the gateway: they run with the allocator kept from returning pages (lib/allocator-options.ts). */
-const GATEWAY_COMMANDS = new Set(["gateway", "node"]);
+const GATEWAY_COMMANDS = new Set(["gateway", "node", "gym"]);
 
 async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;

@@ -12,3 +12,4 @@ export * from "./evaluation.ts";
 export * from "./harness-names.ts";
 export * from "./node-link.ts";
 export * from "./trainer-stream.ts";
+export * from "./gym.ts";

@@ -18,6 +18,7 @@ import * as harnessNames from "../protocol/harness-names.ts";
 import * as nodeLink from "../protocol/node-link.ts";
 import * as task from "../protocol/task.ts";
 import * as trainerStream from "../protocol/trainer-stream.ts";
+import * as gym from "../protocol/gym.ts";
 
 export const WIRE_DOCS_PATH = resolve(import.meta.dir, "../docs/wire.md");
 
@@ -36,6 +37,7 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "evaluation.ts", title: "Evaluation results", exports: evaluation },
   { file: "node-link.ts", title: "Node ↔ coordinator WebSocket (`/v1/node`)", exports: nodeLink },
   { file: "trainer-stream.ts", title: "Trainer ↔ coordinator WebSocket (`/v1/trainer`)", exports: trainerStream },
+  { file: "gym.ts", title: "NeMo Gym agent server", exports: gym },
 ];
 
 const ENDPOINTS: [string, string][] = [
@@ -54,6 +56,8 @@ const ENDPOINTS: [string, string][] = [
   ["errors of the routes above, and unknown paths outside the LLM APIs", "[AdminErrorBody](#adminerrorbody)"],
   ["errors under `/v1/chat/*`, `/v1/responses*` (and `/v1/models*` without `anthropic-version`)", "[OpenAiErrorBody](#openaierrorbody)"],
   ["errors under `/v1/messages*` (and `/v1/models*` with `anthropic-version`)", "[AnthropicErrorBody](#anthropicerrorbody)"],
+  ["`POST /run` (polar gym)", "body [GymRunRequest](#gymrunrequest) → [GymRunResult](#gymrunresult); 422 `detail: [{loc, msg, type}]` (docs/gym.md)"],
+  ["`POST /aggregate_metrics` (polar gym)", "body [GymAggregateMetricsRequest](#gymaggregatemetricsrequest) → [GymAggregateMetrics](#gymaggregatemetrics)"],
 ];
 
 type Json = { [key: string]: unknown };
