@@ -21,10 +21,12 @@ export interface TaskFileIssue {
 export interface LoadedTasks {
   tasks: Task[];
   issues: TaskFileIssue[];
+  /** The folder relative upload sources were resolved against (the task file's). */
+  baseDir: string;
 }
 
 /** Host paths in upload actions are relative to the task file's folder. */
-function resolveSources(actions: PrepareAction[], baseDir: string): PrepareAction[] {
+export function resolveSources(actions: PrepareAction[], baseDir: string): PrepareAction[] {
   return actions.map((action) => {
     if (action.type === "upload_dir") return { ...action, source: absolute(action.source, baseDir) };
     if (action.type === "upload_file" && action.source !== undefined) return { ...action, source: absolute(action.source, baseDir) };
@@ -68,7 +70,7 @@ export function parseTaskLines(text: string, baseDir: string): LoadedTasks {
     }
     tasks.push(task);
   });
-  return { tasks, issues };
+  return { tasks, issues, baseDir };
 }
 
 export async function loadTaskFile(path: string): Promise<LoadedTasks> {
