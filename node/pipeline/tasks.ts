@@ -1,5 +1,5 @@
 // Why: Polar's task view over the pipeline — a task of `num_samples` rollouts with server-minted
-// session ids, early stop once enough results are usable, a cancel that waits until every
+// session ids, handed to the pipeline a window at a time, early stop once enough results are usable, a cancel that waits until every
 // session has stopped, and one TaskResult handed on when the task ends. Live tasks are held in
 // memory; finished ones are read back from the store, so they answer after a restart and cost
 // no memory until they are pruned.
@@ -8,14 +8,27 @@ import { SessionResult, TASK_ID_PATTERN, TaskRequest, type TaskResult, type Task
 import type { SubmitOutcome } from "../../lib/rollout-api/port.ts";
 import type { AcceptedTask } from "../../lib/rollout-api/submission.ts";
 import { isUsableResult, taskStatus, type TaskPhase } from "../../lib/rollout-api/task-status.ts";
+import { builderStrategy, harnessKind, type HarnessKind } from "../../protocol/harness-names.ts";
+import type { Strategy } from "../../protocol/trace.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import type { Pipeline } from "./pipeline.ts";
 import { newRollout } from "./rollout.ts";
 
+/**
+ * Rollouts of one task handed to the pipeline ahead of their results. The rest wait as stored
+ * rows and are created when earlier ones finish, so a task of thousands of samples costs the
+ * pipeline (whose queues are walked per admission) no more than a task of this many.
+ */
+export const FEED_WINDOW = 64;
+
 interface LiveTask {
   request: TaskRequest;
+  harness: HarnessKind;
+  strategy: Strategy;
   phase: "running" | "cancelling";
   rolloutIds: string[];
+  /** Rollouts handed to the pipeline so far (sample indexes below this). */
+  fed: number;
   results: SessionResult[];
   /** Set (synchronously) by the result that completes the task, so only one ends it. */
   ending: boolean;
@@ -42,10 +55,10 @@ export function finishedBeforeCancel(result: SessionResult): boolean {
   return failure?.cause !== "cancelled";
 }
 
-function liveTask(request: TaskRequest, rolloutIds: string[], results: SessionResult[], phase: LiveTask["phase"]): LiveTask {
+function liveTask(task: AcceptedTask, rolloutIds: string[], results: SessionResult[], phase: LiveTask["phase"], fed: number): LiveTask {
   let end!: () => void;
   const ended = new Promise<void>((resolve) => (end = resolve));
-  return { request, phase, rolloutIds, results, ending: false, ended, end };
+  return { ...task, phase, rolloutIds, fed, results, ending: false, ended, end };
 }
 
 export class TaskBook {
@@ -59,19 +72,23 @@ export class TaskBook {
       if (!isApiTask(row.taskId)) continue;
       const rollouts = await this.deps.store.rolloutsOf(row.taskId);
       const results = (await this.deps.store.results(row.taskId)).map((r) => SessionResult.parse(r));
-      const entry = liveTask(TaskRequest.parse(row.request), rollouts.map((r) => r.id), results, row.status === "cancelling" ? "cancelling" : "running");
+      const request = TaskRequest.parse(row.request);
+      const task = { request, harness: harnessKind(request.agent.harness) ?? "mini", strategy: builderStrategy(request.builder.strategy) ?? "per-call" };
+      // After a restart every rollout has a result (recovery stored the unfinished ones): none is fed again.
+      const entry = liveTask(task, rollouts.map((r) => r.id), results, row.status === "cancelling" ? "cancelling" : "running", rollouts.length);
       this.live.set(row.taskId, entry);
       await this.maybeDone(row.taskId, entry);
     }
   }
 
   /** Stores the task and its rollouts, then queues them; 409 while a task of that id is live. */
-  async submit({ request, harness, strategy }: AcceptedTask): Promise<SubmitOutcome> {
+  async submit(task: AcceptedTask): Promise<SubmitOutcome> {
+    const { request } = task;
     const existing = this.live.get(request.task_id);
     if (existing) return { accepted: false, status: 409, detail: `task ${request.task_id} is already ${existing.phase}` };
     const ids = Array.from({ length: request.num_samples }, () => `ses_${randomBytes(12).toString("hex")}`);
     // Reserved before the store write, so a second submit of the id in the meantime is refused.
-    const entry = liveTask(request, ids, [], "running");
+    const entry = liveTask(task, ids, [], "running", 0);
     this.live.set(request.task_id, entry);
     try {
       await this.deps.store.createTask(
@@ -85,7 +102,7 @@ export class TaskBook {
       entry.end();
       throw err;
     }
-    ids.forEach((id, sampleIndex) => this.deps.pipeline.submit(newRollout({ id, taskId: request.task_id, sampleIndex, request, harness, strategy })));
+    this.feed(request.task_id, entry);
     return { accepted: true };
   }
 
@@ -96,7 +113,9 @@ export class TaskBook {
     entry.results.push(result);
     const threshold = entry.request.early_stop_min_usable_sessions;
     if (entry.phase === "running" && threshold != null && entry.results.filter(isUsableResult).length >= threshold) {
-      for (const id of entry.rolloutIds) this.deps.pipeline.stop(id, "early_stop");
+      this.stopAll(result.task_id, entry, "early_stop");
+    } else if (entry.phase === "running") {
+      this.feed(result.task_id, entry);
     }
     await this.maybeDone(result.task_id, entry);
   }
@@ -108,7 +127,7 @@ export class TaskBook {
     if (entry.phase === "running") {
       entry.phase = "cancelling";
       await this.deps.store.setTaskStatus(taskId, "cancelling", false);
-      for (const id of entry.rolloutIds) this.deps.pipeline.stop(id, "cancelled");
+      this.stopAll(taskId, entry, "cancelled");
     }
     await entry.ended;
     return this.status(taskId);
@@ -130,6 +149,24 @@ export class TaskBook {
     const counts: Record<string, number> = {};
     for (const e of this.live.values()) counts[e.phase] = (counts[e.phase] ?? 0) + 1;
     return counts;
+  }
+
+  /** Hands the pipeline the task's next rollouts, up to FEED_WINDOW ahead of its results. */
+  private feed(taskId: string, entry: LiveTask): void {
+    while (entry.fed < entry.rolloutIds.length && entry.fed - entry.results.length < FEED_WINDOW) this.start(taskId, entry);
+  }
+
+  private start(taskId: string, entry: LiveTask): string {
+    const sampleIndex = entry.fed++;
+    const id = entry.rolloutIds[sampleIndex]!;
+    this.deps.pipeline.submit(newRollout({ id, taskId, sampleIndex, request: entry.request, harness: entry.harness, strategy: entry.strategy }));
+    return id;
+  }
+
+  /** Stops every rollout of the task; the ones never fed start stopped, so each still ends with a stored result. */
+  private stopAll(taskId: string, entry: LiveTask, reason: "cancelled" | "early_stop"): void {
+    for (const id of entry.rolloutIds.slice(0, entry.fed)) this.deps.pipeline.stop(id, reason);
+    while (entry.fed < entry.rolloutIds.length) this.deps.pipeline.stop(this.start(taskId, entry), reason);
   }
 
   private async maybeDone(taskId: string, entry: LiveTask): Promise<void> {
