@@ -26,7 +26,7 @@ export interface LoadedTasks {
 }
 
 /** Host paths in upload actions are relative to the task file's folder. */
-export function resolveSources(actions: PrepareAction[], baseDir: string): PrepareAction[] {
+function resolveSources(actions: PrepareAction[], baseDir: string): PrepareAction[] {
   return actions.map((action) => {
     if (action.type === "upload_dir") return { ...action, source: absolute(action.source, baseDir) };
     if (action.type === "upload_file" && action.source !== undefined) return { ...action, source: absolute(action.source, baseDir) };
