@@ -1,7 +1,7 @@
 // Why: the coordinator's HTTP surface in one hono app — health, Polar's rollout API, admin,
 // Prometheus metrics and the dashboard — built from parts passed in, opening nothing itself.
 import { Hono } from "hono";
-import type { CallbackSender } from "./callbacks.ts";
+import type { CallbackSender } from "../lib/rollout-api/callbacks.ts";
 import type { CoordinatorConfig } from "./config.ts";
 import type { Coordinator } from "./coordinator.ts";
 import { adminRoutes } from "./routes/admin.ts";
@@ -16,7 +16,7 @@ export function createCoordinatorApp(deps: { coordinator: Coordinator; config: C
   app.get("/health", (c) => c.json({ ok: true, policy_version: coordinator.policyVersion, paused: coordinator.paused, nodes: [...coordinator.nodes.values()].filter((n) => n.peer).length }));
   app.get("/", (c) => c.html(DASHBOARD_HTML));
   app.get("/metrics", async (c) => c.text(await metricsText(coordinator), 200, { "content-type": "text/plain; version=0.0.4" }));
-  app.route("/rollout", rolloutApiRoutes(coordinator, deps.tasks, deps.callbacks));
+  app.route("/", rolloutApiRoutes(coordinator, deps.tasks, deps.callbacks, config.callbackOnCancel));
   app.route("/v1/admin", adminRoutes(coordinator, config.adminToken));
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404));
   app.onError((err, c) => {

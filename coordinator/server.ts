@@ -10,10 +10,11 @@ import { Coordinator } from "./coordinator.ts";
 import { NodeHandler } from "./node-handler.ts";
 import type { NodePeer, NodeState } from "./nodes.ts";
 import { PauseBook } from "./pauses.ts";
-import { CallbackSender } from "./callbacks.ts";
+import { CallbackSender } from "../lib/rollout-api/callbacks.ts";
+import { ROLLOUT_API_LIMITS } from "../lib/rollout-api/routes.ts";
 import { openCoordinatorDb } from "./store/db.ts";
 import { CoordinatorRepo } from "./store/repo.ts";
-import { TaskCatalog } from "./task-catalog.ts";
+import { loadCoordinatorCatalog, TaskCatalog } from "./task-catalog.ts";
 import { presentedToken, tokenMatches } from "./tokens.ts";
 import { TrainerHandler } from "./trainer-handler.ts";
 import type { TrainerPeer, TrainerStream } from "./trainer-streams.ts";
@@ -39,7 +40,7 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
   const store = await openCoordinatorDb(config.db, config.dbAuthToken);
   const repo = new CoordinatorRepo(store);
   const coordinator = new Coordinator(config, repo);
-  const tasks = config.tasks ? await loadCatalog(config.tasks) : TaskCatalog.empty();
+  const tasks = config.tasks ? await loadCoordinatorCatalog(config.tasks) : TaskCatalog.empty();
   const pauses = new PauseBook();
   const nodes = new NodeHandler(coordinator, pauses);
   const trainers = new TrainerHandler(coordinator, pauses, tasks);
@@ -51,6 +52,8 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
     hostname: config.host,
     port: config.port,
     idleTimeout: 0,
+    // A backstop: the rollout API refuses bodies over its own limit first, in its own shape.
+    maxRequestBodySize: ROLLOUT_API_LIMITS.maxBodyBytes * 2,
     fetch(req, srv) {
       const path = new URL(req.url).pathname;
       const role = path === "/v1/node" ? "node" : path === "/v1/trainer" ? "trainer" : null;
@@ -133,10 +136,4 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
       store.close();
     },
   };
-}
-
-async function loadCatalog(path: string): Promise<TaskCatalog> {
-  const { catalog, errors } = await TaskCatalog.load(path);
-  for (const error of errors) console.error(`polar coordinator: skipped task row ${error}`);
-  return catalog;
 }

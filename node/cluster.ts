@@ -2,7 +2,7 @@
 // pool, gateway and store (node/agent.ts stays free of them) — assembled in one place.
 import type { Assignment } from "../protocol/node-link.ts";
 import { TaskRequest } from "../protocol/rollout.ts";
-import { withTaskDefaults, type TaskCatalog } from "./api/task-catalog.ts";
+import { requestOverTask, type TaskCatalog } from "../lib/task-catalog.ts";
 import { CoordinatorLink } from "./agent.ts";
 import type { PolicyGate } from "./gateway/policy-gate.ts";
 import { existsSync } from "node:fs";
@@ -55,7 +55,7 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       assignments,
       async start(a) {
         const { rolloutId, taskId } = localIds(a);
-        const body = withTaskDefaults(a.request as unknown as Record<string, unknown>, deps.catalog.get(a.request.task_id));
+        const body = requestOverTask(a.request as Record<string, unknown>, deps.catalog.get(a.request.task_id));
         const request = TaskRequest.parse({ ...body, num_samples: 1, timeout_seconds: a.remaining_timeout_seconds });
         const harness = harnessKind(request.agent.harness) ?? "mini";
         const strategy = builderStrategy(request.builder.strategy) ?? "per-call";

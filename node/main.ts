@@ -2,8 +2,10 @@
 // sockets), sandbox runtime and pool, pipeline, task book and Polar's rollout API — built from
 // one validated config; importing this module opens nothing, startNode() does.
 import { Hono } from "hono";
-import { TaskRequest, type TaskResult } from "../protocol/rollout.ts";
-import { EMPTY_CATALOG, loadTaskCatalog, BUNDLED_TASKS_FILE, type TaskCatalog } from "./api/task-catalog.ts";
+import { TaskRequest as TaskRequestSchema, type TaskResult } from "../protocol/rollout.ts";
+import { CallbackSender } from "../lib/rollout-api/callbacks.ts";
+import { TaskCatalog } from "../lib/task-catalog.ts";
+import { loadTaskCatalog, BUNDLED_TASKS_FILE } from "./api/task-catalog.ts";
 import { rolloutRoutes } from "./api/rollout-routes.ts";
 import type { CoordinatorLink } from "./agent.ts";
 import { joinCoordinator } from "./cluster.ts";
@@ -15,13 +17,12 @@ import { createSessionService } from "./gateway/session-service.ts";
 import { harnessMounts } from "./harness/sandbox-mounts.ts";
 import type { NodeConfig } from "./node-config.ts";
 import { within } from "./pipeline/abortable.ts";
-import { deliverCallback } from "./pipeline/callback.ts";
 import { InProcessGatewaySessions } from "./pipeline/gateway-adapter.ts";
 import { runtimePreparer, sandboxHarnessRunner, taskEvaluator } from "./pipeline/node-ports.ts";
 import { Pipeline } from "./pipeline/pipeline.ts";
 import type { HarnessRunner, RolloutEvaluator } from "./pipeline/ports.ts";
 import { recoverUnfinished, type RecoveryReport } from "./pipeline/recovery.ts";
-import { TaskBook } from "./pipeline/tasks.ts";
+import { isApiTask, TaskBook } from "./pipeline/tasks.ts";
 import { createDockerRuntime } from "./runtime/docker.ts";
 import { createSandboxPool } from "./runtime/pool.ts";
 import { createProcessRuntime } from "./runtime/process.ts";
@@ -31,6 +32,8 @@ import { RolloutsRepo } from "./store/rollouts-repo.ts";
 
 /** How long stop() waits for callbacks still being delivered. */
 const CALLBACK_GRACE_MS = 5_000;
+/** How often finished tasks past their retention are pruned. */
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 export interface NodeParts {
   /** Default: the runtime named by config.runtime. */
@@ -81,19 +84,21 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     maxReadyPerKey: config.pool.max_ready_per_key,
     maxConcurrentStarts: config.pool.max_concurrent_starts,
   });
-  const catalog = parts.catalog ?? (config.tasks === "" ? EMPTY_CATALOG : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE));
+  const catalog = parts.catalog ?? (config.tasks === "" ? TaskCatalog.empty() : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE));
 
+  // A task's TaskResult goes to its callback_url once (cancelled tasks only with callback.on_cancel);
+  // it is marked done once delivered or given up, so a restart resends only what was owed.
+  const sender = new CallbackSender({ attempts: config.callback.attempts, baseDelayMs: config.callback.base_delay_ms });
   const callbacks = new Set<Promise<void>>();
   const sending = new Set<string>();
-  const sendCallback = (result: TaskResult) => {
+  const sendCallback = (result: TaskResult, request: TaskRequestSchema) => {
     if (sending.has(result.task_id)) return;
     sending.add(result.task_id);
+    const wanted = request.callback_url && (result.status !== "cancelled" || config.callback.on_cancel);
     const work = (async () => {
-      const row = await repo.task(result.task_id);
-      const url = row ? TaskRequest.safeParse(row.request).data?.callback_url : undefined;
-      if (url) await deliverCallback(url, result, { attempts: config.callback.attempts, baseDelayMs: config.callback.base_delay_ms });
+      if (wanted) await sender.send(request.callback_url!, result);
       await repo.markCallbackDone(result.task_id);
-    })().catch((err) => console.error(`polar node: callback of task ${result.task_id} failed: ${err}`));
+    })().catch((err) => console.error(JSON.stringify({ level: "error", event: "callback_record_failed", task_id: result.task_id, error: err instanceof Error ? err.name : typeof err })));
     callbacks.add(work);
     void work.finally(() => {
       callbacks.delete(work);
@@ -131,6 +136,10 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   let draining = false;
   const app = new Hono();
   app.route("/", rolloutRoutes({ nodeId: config.node_id, tasks, pipeline, catalog, warm: () => pool.warm(), isDraining: () => draining }));
+  const retentionMs = config.task_retention_hours * 3600_000;
+  const prune = () => void repo.pruneFinishedTasks(new Date(Date.now() - retentionMs).toISOString()).catch((err) => console.error(JSON.stringify({ level: "error", event: "task_prune_failed", error: err instanceof Error ? err.name : typeof err })));
+  prune();
+  const pruner = setInterval(prune, PRUNE_EVERY_MS);
   app.post("/v1/admin/drain", (c) => {
     if (!isAdminToken(presentedKey(c.req.raw.headers), config.admin_token)) return c.json({ error: { code: "unauthorized", message: "the admin token is required" } }, 401);
     draining = true;
@@ -159,8 +168,9 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   gateway.setBaseUrl(url);
   // Tasks that finished before a crash but whose callback was not delivered.
   for (const row of await repo.pendingCallbacks()) {
-    const results = await repo.results(row.taskId);
-    sendCallback({ task_id: row.taskId, status: row.status as TaskResult["status"], results: results as TaskResult["results"], result_paths: [] });
+    const status = isApiTask(row.taskId) ? await tasks.status(row.taskId) : undefined;
+    const request = TaskRequestSchema.safeParse(row.request);
+    if (status && request.success) sendCallback({ task_id: status.task_id, status: status.status, results: status.results, result_paths: [] }, request.data);
   }
 
   return {
@@ -176,10 +186,12 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     link,
     async stop() {
       draining = true;
+      clearInterval(pruner);
       await link?.stop();
       await pipeline.close();
       // A callback still retrying is resent at the next start (its task is not marked delivered).
       await within(Promise.all([...callbacks]), CALLBACK_GRACE_MS);
+      sender.stop();
       await server.stop(true);
       await pool.close();
       gateway.close();

@@ -62,9 +62,16 @@ export const NodeConfig = z
     /** Join a cluster: the coordinator's URL and the node token it expects (env POLAR_NODE_TOKEN). */
     coordinator: z.object({ url: z.string().url(), token: z.string().min(16, "must be at least 16 characters") }).strict().optional(),
     callback: z
-      .object({ attempts: positiveInt.default(6), base_delay_ms: positiveInt.default(500) })
+      .object({
+        attempts: positiveInt.default(6),
+        base_delay_ms: positiveInt.default(500),
+        /** Also POST the TaskResult of a cancelled task (Polar posts nothing for those). */
+        on_cancel: z.boolean().default(false),
+      })
       .strict()
-      .default({ attempts: 6, base_delay_ms: 500 }),
+      .default({ attempts: 6, base_delay_ms: 500, on_cancel: false }),
+    /** Finished rollout-API tasks stay readable (GET /rollout/task/{id}) this long, restarts included, then are pruned. */
+    task_retention_hours: z.number().positive().default(24),
   })
   .strict();
 export type NodeConfig = z.infer<typeof NodeConfig>;

@@ -201,8 +201,9 @@ export class CoordinatorRepo {
     return row;
   }
 
+  /** The latest rollout-API group (no trainer) of a task id; trainer-stream groups are never returned. */
   async findGroupByTaskId(taskId: string): Promise<GroupRow | undefined> {
-    const [row] = await this.db.select().from(groups).where(eq(groups.taskId, taskId)).orderBy(sql`${groups.createdAt} desc`).limit(1);
+    const [row] = await this.db.select().from(groups).where(and(eq(groups.taskId, taskId), isNull(groups.trainerId))).orderBy(sql`${groups.createdAt} desc`).limit(1);
     return row;
   }
 

@@ -71,5 +71,5 @@ export async function waitFor(check: () => boolean | Promise<boolean>, what: str
   }
 }
 
-export const TASK = { task_id: "t-echo", instruction: "say hi", runtime: { image: "polar-busybox:latest" } };
+export const TASK = { task_id: "t-echo", instruction: "say hi", runtime: { image: "polar-busybox:latest" }, evaluator: { strategy: "none" } };
 export const AGENT = { harness: "mini" };

@@ -25,6 +25,8 @@ export async function recoverUnfinished(repo: RolloutsRepo, nodeId: string, remo
       await repo.recordTransition(row.id, seq, state, terminal, new Date().toISOString(), { recovered: true });
       continue;
     }
+    // The task's metadata is echoed as in every result, so a trainer can place it in its group.
+    const taskMetadata = (await repo.task(row.taskId))?.request.metadata;
     const message = `the node restarted while the rollout was ${state}`;
     const error = `node_restarted: ${message}`;
     const filter = { masked: true, reason: "session_error" };
@@ -35,10 +37,14 @@ export async function recoverUnfinished(repo: RolloutsRepo, nodeId: string, remo
       trajectory: { status: "ERROR", traces: [], metadata: { training_filter: filter, failure: { cause: "node_restarted", message, state } }, error },
       node_id: nodeId,
       error,
-      metadata: { sample_index: row.sampleIndex, reward: 0, failure: { cause: "node_restarted", message }, ...(row.gatewaySessionId ? { gateway_session_id: row.gatewaySessionId } : {}) },
+      metadata: { ...(isRecord(taskMetadata) ? taskMetadata : {}), sample_index: row.sampleIndex, reward: 0, failure: { cause: "node_restarted", message }, ...(row.gatewaySessionId ? { gateway_session_id: row.gatewaySessionId } : {}) },
     });
     await repo.saveResult(row.id, row.taskId, "ERROR", result);
     await repo.recordTransition(row.id, seq, state, "ERROR", new Date().toISOString(), { cause: "node_restarted" });
   }
   return { sandboxesRemoved, rolloutsFailed: unfinished.length };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,6 +1,6 @@
 // Why: JSON.parse, zod, the dialects and JSON.stringify all recurse per nesting level, so a body
 // nested ~50,000 deep blocks the event loop for seconds and then overflows the stack. Measuring
-// the depth first, without parsing, lets the gateway refuse such a body before doing any work.
+// the depth first, without parsing, lets a service refuse such a body before doing any work.
 
 const QUOTE = 34; // "
 const BACKSLASH = 92; // \
