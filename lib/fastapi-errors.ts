@@ -242,6 +242,12 @@ function describe(schema: z.ZodType, input: unknown, issue: z.core.$ZodIssue): V
         const parent = absence(input, [...issue.path, key]).parent as Record<string, unknown> | undefined;
         return { type: "extra_forbidden", loc: [...at, key], msg: "Extra inputs are not permitted", input: parent?.[key] };
       });
+    case "invalid_union": {
+      // A union field that is absent is pydantic's plain `missing`, not a failure of each member.
+      const { missing, parent } = absence(input, issue.path);
+      if (missing) return [{ type: "missing", loc: at, msg: "Field required", input: parent ?? null }];
+      return [{ type: "value_error", loc: at, msg: `Value error, ${issue.message}`, ...given, ctx: { error: issue.message } }];
+    }
     case "custom":
       return [{ type: "value_error", loc: at, msg: `Value error, ${issue.message}`, ...given, ctx: { error: issue.message } }];
     default:

@@ -7,7 +7,7 @@ import type { TaskRequest } from "../protocol/rollout.ts";
 import { loadTaskFile, type TaskFileIssue } from "./task-file.ts";
 
 export class TaskCatalog {
-  private constructor(
+  protected constructor(
     private readonly rows: Map<string, Task>,
     /** The task file's folder: relative upload sources of a request naming one of its tasks resolve here. */
     readonly baseDir: string | null,

@@ -4,20 +4,26 @@
 // the node's own task file and, for the life of one `/run`, the row that run resolved, under the
 // run's own task id.
 import type { Task } from "../../protocol/task.ts";
-import type { TaskCatalog } from "../api/task-catalog.ts";
+import { TaskCatalog } from "../../lib/task-catalog.ts";
 
-export class RolloutTaskCatalog implements TaskCatalog {
+export class RolloutTaskCatalog extends TaskCatalog {
   private readonly live = new Map<string, Task>();
 
-  constructor(private readonly base: TaskCatalog) {}
+  constructor(private readonly base: TaskCatalog) {
+    super(new Map(), base.baseDir);
+  }
 
-  get(taskId: string): Task | undefined {
+  override get(taskId: string): Task | undefined {
     return this.live.get(taskId) ?? this.base.get(taskId);
   }
 
   /** The node's task file only (what `GET /tasks` lists); runs' own ids are not tasks to name. */
-  ids(): string[] {
+  override ids(): string[] {
     return this.base.ids();
+  }
+
+  override get size(): number {
+    return this.base.size;
   }
 
   /** A task of the node's task file. */
@@ -32,6 +38,11 @@ export class RolloutTaskCatalog implements TaskCatalog {
 
   release(runTaskId: string): void {
     this.live.delete(runTaskId);
+  }
+
+  /** The task ids of the runs holding a row right now. */
+  heldIds(): string[] {
+    return [...this.live.keys()];
   }
 
   /** Runs holding a row right now. */

@@ -3,8 +3,7 @@
 // (422 `detail: [{loc, msg, type}]`), since Gym's own servers are FastAPI apps.
 import { Hono, type Context } from "hono";
 import { GymAggregateMetricsRequest, GymRunRequest } from "../../protocol/gym.ts";
-import type { z } from "zod";
-import { fieldError, validationDetail, type ValidationDetail } from "../../lib/fastapi-errors.ts";
+import { fieldError, parseLikePydantic } from "../../lib/fastapi-errors.ts";
 import { PolarError } from "../errors.ts";
 import { readJson, type BodyLimits } from "../gateway/routes/json-body.ts";
 import { aggregateMetrics } from "./metrics.ts";
@@ -12,20 +11,6 @@ import { runRow, type RunDeps } from "./run.ts";
 
 export interface GymRouteDeps extends RunDeps {
   bodyLimits: BodyLimits;
-}
-
-/**
- * FastAPI's 422 detail as pydantic words it: one entry per unknown key at its own path
- * (extra="forbid"), and a missing field of a union type is "missing". Needs issues parsed with
- * `reportInput` (zod leaves `input` out otherwise, and a wrong type would read as missing).
- */
-function gymValidationDetail(error: z.ZodError): ValidationDetail[] {
-  return error.issues.flatMap((issue): ValidationDetail[] => {
-    const at = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
-    if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ loc: ["body", ...at, key], msg: `Extra inputs are not permitted: ${key}`, type: "extra_forbidden" }));
-    if (issue.code === "invalid_union" && issue.input === undefined) return [{ loc: ["body", ...at], msg: "Field required", type: "missing" }];
-    return validationDetail({ issues: [issue] } as z.ZodError);
-  });
 }
 
 async function body(c: Context, limits: BodyLimits): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
@@ -46,8 +31,8 @@ export function gymRoutes(deps: GymRouteDeps): Hono {
   app.post("/run", async (c) => {
     const read = await body(c, deps.bodyLimits);
     if (!read.ok) return read.response;
-    const row = GymRunRequest.safeParse(read.value, { reportInput: true });
-    if (!row.success) return c.json({ detail: gymValidationDetail(row.error) }, 422);
+    const row = parseLikePydantic(GymRunRequest, read.value);
+    if (!row.ok) return c.json({ detail: row.detail }, 422);
     try {
       const answer = await runRow(row.data, deps, c.req.raw.signal);
       return c.json(answer.body, answer.status);
@@ -62,8 +47,8 @@ export function gymRoutes(deps: GymRouteDeps): Hono {
   app.post("/aggregate_metrics", async (c) => {
     const read = await body(c, deps.bodyLimits);
     if (!read.ok) return read.response;
-    const request = GymAggregateMetricsRequest.safeParse(read.value, { reportInput: true });
-    if (!request.success) return c.json({ detail: gymValidationDetail(request.error) }, 422);
+    const request = parseLikePydantic(GymAggregateMetricsRequest, read.value);
+    if (!request.ok) return c.json({ detail: request.detail }, 422);
     return c.json(aggregateMetrics(request.data.verify_responses));
   });
 

@@ -3,7 +3,8 @@
 // Gym assigned and drives the node through its public APIs. Importing this opens nothing;
 // startGymAgent() does.
 import { randomBytes } from "node:crypto";
-import { BUNDLED_TASKS_FILE, EMPTY_CATALOG, loadTaskCatalog } from "../api/task-catalog.ts";
+import { TaskCatalog } from "../../lib/task-catalog.ts";
+import { BUNDLED_TASKS_FILE, loadTaskCatalog } from "../api/task-catalog.ts";
 import { startNode, type NodeParts, type RunningNode } from "../main.ts";
 import { mergeLayers, parseNodeConfig } from "../node-config.ts";
 import type { GymSettings } from "./config.ts";
@@ -28,7 +29,7 @@ export async function startGymAgent(settings: GymSettings, parts: Omit<NodeParts
   const layer = mergeLayers({ port: 0 }, settings.node);
   if (layer.admin_token === undefined) layer.admin_token = process.env.POLAR_ADMIN_TOKEN ?? `adm-${randomBytes(24).toString("base64url")}`;
   const config = parseNodeConfig(layer);
-  const base = config.tasks === "" ? EMPTY_CATALOG : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE);
+  const base = config.tasks === "" ? TaskCatalog.empty() : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE);
   const catalog = new RolloutTaskCatalog(base);
   const node = await startNode(config, { ...parts, catalog });
   const app = gymRoutes({

@@ -4,7 +4,7 @@
 // instruction, and refuses, naming the field, what a black-box harness cannot be given.
 import { Task } from "../../protocol/task.ts";
 import { GymInputMessage, type GymRunRequest } from "../../protocol/gym.ts";
-import { fieldError, validationDetail, type ValidationDetail } from "../../lib/fastapi-errors.ts";
+import { fieldError, parseLikePydantic, type ValidationDetail } from "../../lib/fastapi-errors.ts";
 import { EVALUATOR_ALIASES } from "../../protocol/evaluation.ts";
 
 export interface ResolvedTask {
@@ -86,9 +86,9 @@ export function resolveTask(row: GymRunRequest, fileTask: (taskId: string) => Ta
   if (row.polar_task !== undefined) {
     const inline = { ...row.polar_task };
     if (inline.instruction === undefined && inline.problem_statement === undefined && prompt.text !== "") inline.instruction = prompt.text;
-    const parsed = Task.safeParse(inline);
-    if (!parsed.success) {
-      return { ok: false, detail: validationDetail(parsed.error).map((d) => ({ ...d, loc: ["body", "polar_task", ...d.loc.slice(1)] })) };
+    const parsed = parseLikePydantic(Task, inline);
+    if (!parsed.ok) {
+      return { ok: false, detail: parsed.detail.map((d) => ({ ...d, loc: ["body", "polar_task", ...d.loc.slice(1)] })) };
     }
     return withEvaluator(parsed.data, ["polar_task"]) ?? { ok: true, task: parsed.data, instruction: prompt.text || parsed.data.instruction };
   }
