@@ -1,9 +1,8 @@
-// A real `polar node` joined to a real `polar coordinator` is killed with SIGKILL (or stopped
-// with SIGTERM) while its
-// rollouts run and started again on the same store within the coordinator's grace period (what a
-// supervisor restarting a crashed node does): the node reports its cut-off assignments as
-// interrupted, the coordinator queues them again with the attempt counted, and every rollout
-// completes — none is delivered to the trainer as an ERROR while attempts remain.
+// A real `polar node` joined to a real `polar coordinator` is killed with SIGKILL (or stopped with
+// SIGTERM) while its rollouts run and started again on the same store within the coordinator's
+// grace period (what a supervisor restarting a crashed node does): the node reports its cut-off
+// assignments as interrupted, the coordinator queues them again with the attempt counted, and
+// every rollout completes — none is delivered to the trainer as an ERROR while attempts remain.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
