@@ -4,7 +4,7 @@
 import { Hono, type Context } from "hono";
 import type { TaskSubmitted } from "../../protocol/rollout.ts";
 import { readTaskSubmission } from "../../lib/task-submission.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { Pipeline } from "../pipeline/pipeline.ts";
 import type { TaskBook } from "../pipeline/tasks.ts";
 import { withTaskDefaults, type TaskCatalog } from "./task-catalog.ts";

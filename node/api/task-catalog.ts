@@ -4,7 +4,7 @@
 import { resolve } from "node:path";
 import type { Task } from "../../protocol/task.ts";
 import { loadTaskFile } from "../../lib/task-file.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 export interface TaskCatalog {
   get(taskId: string): Task | undefined;

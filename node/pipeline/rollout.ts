@@ -4,7 +4,7 @@
 import { EventBus, type ListenerErrorSink } from "../../lib/events.ts";
 import type { SessionTimingInput, TaskRequest } from "../../protocol/rollout.ts";
 import type { Strategy } from "../../protocol/trace.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { HarnessKind } from "../harness/registry.ts";
 import type { Sandbox } from "../runtime/types.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { SessionResult, TaskRequest, type TaskResult, type TaskStatus, type TaskStatusWord } from "../../protocol/rollout.ts";
 import type { Strategy } from "../../protocol/trace.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { HarnessKind } from "../harness/registry.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import type { Pipeline } from "./pipeline.ts";
