@@ -45,7 +45,7 @@ export interface CoordinatorOptions {
 export class Coordinator {
   readonly events: EventBus<CoordinatorEvents>;
   /** Totals for /metrics and the admin stats, counted from `events`. */
-  readonly counters: CoordinatorCounters;
+  readonly counters: Readonly<CoordinatorCounters>;
   /** Fresh results for trainer streams, within a byte budget. */
   readonly cache: ResultCache;
   private readonly rolloutBook: RolloutBook;
