@@ -37,8 +37,9 @@ export class Outcomes {
     }
     const state: TerminalRolloutState = result.status === "COMPLETED" ? "completed" : result.status === "TIMEOUT" ? "timeout" : "error";
     const timing = resultTiming(result);
-    c.events.emit("result.accepted", { rollout_id: rolloutId, group_id: rollout.groupId, node_id: nodeId, attempt, status: result.status, reward: sessionReward(result), timing, at: c.now() });
     await this.finish(rollout, result, state, typeof result.error === "string" && result.error ? result.error : null, timing);
+    // Announced once stored (and the group's completion with it), as the node is told.
+    c.events.emit("result.accepted", { rollout_id: rolloutId, group_id: rollout.groupId, node_id: nodeId, attempt, status: result.status, reward: sessionReward(result), timing, at: c.now() });
     return "accepted";
   }
 
