@@ -5,7 +5,7 @@ import { z } from "zod";
 import { reexecWithAllocatorOptions } from "../lib/allocator-options.ts";
 import { UsageError } from "../lib/cli-args.ts";
 import { TaskFileError } from "../lib/task-file.ts";
-import { PolarError } from "../node/errors.ts";
+import { PolarError } from "../protocol/errors.ts";
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<void> }> = {
   demo: { summary: "run the embedded demo: mock engine + gateway + the mini agent, then print the recorded calls", run: async (a) => (await import("../node/demo/cli.ts")).runDemoCli(a) },

@@ -23,6 +23,11 @@ function policyVersionsOf(result: ReportedResult): number[] {
   return [...versions].sort((a, b) => a - b);
 }
 
+/** The numeric stage durations of a result's timing (SessionTiming, ms). */
+export function resultTiming(result: ReportedResult): Record<string, number> {
+  return Object.fromEntries(Object.entries((result.timing as Record<string, unknown> | undefined) ?? {}).filter((e): e is [string, number] => typeof e[1] === "number"));
+}
+
 export function streamedResult(args: {
   result: ReportedResult;
   /** The session's status, or CANCELLED when the coordinator cancelled it. */
@@ -33,7 +38,7 @@ export function streamedResult(args: {
   stale: boolean;
 }): StreamedResult {
   const { result } = args;
-  const timing = Object.fromEntries(Object.entries((result.timing as Record<string, unknown> | undefined) ?? {}).filter((e): e is [string, number] => typeof e[1] === "number"));
+  const timing = resultTiming(result);
   return {
     result_id: args.rolloutId,
     group_id: args.groupId,

@@ -9,6 +9,8 @@ import { loadTaskCatalog, BUNDLED_TASKS_FILE } from "./api/task-catalog.ts";
 import { rolloutRoutes } from "./api/rollout-routes.ts";
 import type { CoordinatorLink } from "./agent.ts";
 import { joinCoordinator } from "./cluster.ts";
+import { announceResult, announceTransitions, newNodeEvents, type NodeEvents } from "./events.ts";
+import type { EventBus } from "../lib/events.ts";
 import { createBackend } from "./gateway/backends/index.ts";
 import { createGatewayApp } from "./gateway/app.ts";
 import { isAdminToken, presentedKey } from "./gateway/auth.ts";
@@ -50,6 +52,8 @@ export interface RunningNode {
   pipeline: Pipeline;
   tasks: TaskBook;
   recovery: RecoveryReport;
+  /** What the node does, as typed events (rollout transitions and results, coordinator link). */
+  events: EventBus<NodeEvents>;
   /** Set when the node joined a coordinator. */
   link: CoordinatorLink | undefined;
   /** Resolves when every callback started so far has been delivered or given up. */
@@ -108,6 +112,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
 
   let tasks: TaskBook | undefined;
   let link: CoordinatorLink | undefined;
+  const events = newNodeEvents();
   const pipeline = new Pipeline(
     {
       nodeId: config.node_id,
@@ -125,11 +130,13 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       runner: parts.runner ?? sandboxHarnessRunner({ defaultModel: config.engine.model }),
       evaluator: parts.evaluator ?? taskEvaluator(pool, (id) => catalog.get(id)),
       onResult: (result, rollout) => {
+        announceResult(events, result);
         void tasks?.onResult(result);
         link?.onResult(result, rollout.id);
       },
     },
   );
+  announceTransitions(pipeline.transitions, events);
   tasks = new TaskBook({ store: repo, pipeline, onTaskDone: sendCallback });
   await tasks.load();
 
@@ -159,6 +166,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       pool,
       gate: gateway.gate,
       catalog,
+      events,
       drain: () => void (draining = true),
     });
   }
@@ -180,6 +188,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     pipeline,
     tasks,
     recovery,
+    events,
     callbacksSettled: async () => {
       await Promise.all([...callbacks]);
     },

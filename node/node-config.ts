@@ -5,7 +5,7 @@ import { hostname } from "node:os";
 import { extname } from "node:path";
 import { z } from "zod";
 import { BACKEND_KINDS } from "./gateway/backends/options.ts";
-import { PolarError } from "./errors.ts";
+import { PolarError } from "../protocol/errors.ts";
 
 const positiveInt = z.number().int().positive();
 

@@ -2,7 +2,7 @@
 // catalog (lib/task-catalog.ts); a bad row stops the node, its line and field named.
 import { resolve } from "node:path";
 import { describeIssues, TaskCatalog } from "../../lib/task-catalog.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 export const BUNDLED_TASKS_FILE = resolve(import.meta.dir, "../../tasks/tasks.jsonl");
 

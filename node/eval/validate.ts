@@ -3,7 +3,7 @@
 // sandboxes, so a task that cannot score rollouts is caught before any rollout runs.
 import type { EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
-import { asPolarError } from "../errors.ts";
+import { asPolarError } from "../../protocol/errors.ts";
 import type { SandboxSource } from "./sandbox-source.ts";
 import { evaluateSwePatch } from "./swe.ts";
 

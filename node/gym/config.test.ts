@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { engineBaseUrl, settingsFromBlock, settingsFromFile, settingsFromGymEnvironment } from "./config.ts";
 
 const EXAMPLE = resolve(import.meta.dir, "../../integrations/nemo_gym/configs/polar.yaml");

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { extname } from "node:path";
 import { z } from "zod";
 import { HARNESS_KINDS } from "../../protocol/harness-names.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { mergeLayers } from "../node-config.ts";
 
 /** Merge strategies whose traces can be cut into NeMo RL's per-call token bundles. */

@@ -5,7 +5,7 @@
 import { SessionCalls, type RecordedCall } from "../../protocol/calls.ts";
 import { TaskStatus } from "../../protocol/rollout.ts";
 import { TrajectoryResult, type Strategy } from "../../protocol/trace.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 export type SubmitOutcome = { ok: true } | { ok: false; status: number; body: unknown };
 

@@ -4,7 +4,7 @@
 import { Hono, type Context } from "hono";
 import { GymAggregateMetricsRequest, GymRunRequest } from "../../protocol/gym.ts";
 import { fieldError, parseLikePydantic } from "../../lib/fastapi-errors.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { readJson, type BodyLimits } from "../gateway/routes/json-body.ts";
 import { aggregateMetrics } from "./metrics.ts";
 import { runRow, type RunDeps } from "./run.ts";

@@ -8,7 +8,7 @@
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { GymTokenBundle, UNTRAINED_CALL_REASONS } from "../../protocol/gym.ts";
 import type { Trace, TrajectoryResult } from "../../protocol/trace.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 export type UntrainedReason = (typeof UNTRAINED_CALL_REASONS)[number];
 

@@ -7,7 +7,7 @@ import { mkdir, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import Docker from "dockerode";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { containerOptions, LABEL_NODE_ID } from "./docker-config.ts";
 import { discardReader, runOnReader, startReader, type ExecTarget, type Reader } from "./docker-exec.ts";
 import { commandArgv, EXEC_STATE_DIR } from "./reader-job.ts";

@@ -3,7 +3,7 @@
 // process) prepares tasks identically.
 import { readFile } from "node:fs/promises";
 import { posix } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { ExecResult, PrepareAction, Sandbox } from "./types.ts";
 
 export interface PrepareStep {

@@ -10,7 +10,7 @@ import { existsSync, unlink, writeFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { Subprocess } from "bun";
 import { findBwrap, systemSymlinks } from "./bwrap.ts";
 import { bwrapJobScript, readerAlive, runJob, startBwrapReader, type BwrapReader, type BwrapReaderSetup } from "./bwrap-reader.ts";

@@ -2,7 +2,7 @@
 // JSON, survive connect errors and 5xx with bounded exponential backoff, stop at a deadline, and
 // parse the answer with zod — so the policy lives here once and backends only build bodies.
 import { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { EnginePool } from "./engine-pool.ts";
 import { engineHttpError, isRetryableStatus } from "./engine-errors.ts";
 

@@ -3,7 +3,7 @@
 // refused before any parsing work.
 import type { Context } from "hono";
 import type { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { parseOrBadRequest } from "../dialects/bad-request.ts";
 import { exceedsJsonDepth, readLimitedText } from "../../../lib/http-body.ts";
 
