@@ -7,6 +7,7 @@ import { readTaskSubmission } from "../../lib/task-submission.ts";
 import { PolarError } from "../errors.ts";
 import type { Pipeline } from "../pipeline/pipeline.ts";
 import type { TaskBook } from "../pipeline/tasks.ts";
+import { runtimeRequestRefusals, type SandboxPolicy } from "../runtime/sandbox-policy.ts";
 import { withTaskDefaults, type TaskCatalog } from "./task-catalog.ts";
 
 export interface RolloutRouteDeps {
@@ -14,6 +15,8 @@ export interface RolloutRouteDeps {
   tasks: TaskBook;
   pipeline: Pipeline;
   catalog: TaskCatalog;
+  /** What a request's runtime may ask for (host paths, network host, cap_add). */
+  sandboxPolicy: SandboxPolicy;
   /** Ready sandboxes per pool key. */
   warm(): Record<string, number>;
   isDraining(): boolean;
@@ -32,6 +35,8 @@ export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
     const submission = await readTaskSubmission(c.req.raw, (raw) => withTaskDefaults(raw, typeof raw.task_id === "string" ? deps.catalog.get(raw.task_id) : undefined));
     if (!submission.ok) return c.json({ detail: submission.detail }, 422);
     const { request, harness, strategy } = submission;
+    const refused = runtimeRequestRefusals(request.runtime, deps.sandboxPolicy);
+    if (refused.length > 0) return c.json({ detail: refused.map((r) => ({ loc: ["body", "runtime", ...r.loc], msg: r.msg, type: "value_error" })) }, 422);
     try {
       await deps.tasks.submit(request, harness, strategy);
     } catch (err) {

@@ -6,21 +6,25 @@
 import { constants, readlinkSync } from "node:fs";
 import { lstat, open, readdir, readFile, readlink, type FileHandle } from "node:fs/promises";
 import { PolarError } from "../errors.ts";
-import { hostPathRefusal, withinRoots, type SandboxPolicy } from "./sandbox-policy.ts";
+import { resolveHostPath, withinRoots, type SandboxPolicy } from "./sandbox-policy.ts";
 import { packDirectory, packEntries, type TarEntry } from "./tar.ts";
 
 type Roots = SandboxPolicy["hostPathRoots"];
 
 const NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** Refuses (forbidden) a host path the roots do not allow, naming the path but nothing of its content. */
-export function checkHostSource(path: string, roots: Roots, what: string): void {
-  const why = hostPathRefusal(path, roots);
-  if (why) throw new PolarError("forbidden", `${what} ${path}: ${why}`);
+/** The real path of an allowed host source; forbidden (naming the path, nothing of its content) otherwise. */
+function allowedRealPath(path: string, roots: readonly string[], what: string): string {
+  const resolved = resolveHostPath(path, roots);
+  if ("refusal" in resolved) throw new PolarError("forbidden", `${what} ${path}: ${resolved.refusal}`);
+  return resolved.real;
 }
 
-/** Opens without following a final symlink; the descriptor's real path must lie in the roots. */
-async function openWithin(path: string, flags: number, roots: Roots, what: string, shown: string): Promise<FileHandle> {
+/**
+ * Opens without following a final symlink; the descriptor's real path must lie in the roots
+ * (re-checked on what was opened, whatever the path pointed at when it was checked).
+ */
+export async function openWithin(path: string, flags: number, roots: Roots, what: string, shown: string): Promise<FileHandle> {
   const handle = await open(path, flags).catch(async (err: NodeJS.ErrnoException) => {
     const link = err.code === "ELOOP" || (err.code === "ENOTDIR" && (await lstat(path).catch(() => null))?.isSymbolicLink());
     if (link) throw new PolarError("forbidden", `${what} ${shown}: a symlink is not followed`);
@@ -46,8 +50,7 @@ export async function readHostFile(path: string, roots: Roots, what: string): Pr
       throw new PolarError("not_found", `${what} ${path} cannot be read`);
     });
   }
-  checkHostSource(path, roots, what);
-  const handle = await openWithin(path, NO_FOLLOW, roots, what, path);
+  const handle = await openWithin(allowedRealPath(path, roots, what), NO_FOLLOW, roots, what, path);
   try {
     return await readRegular(handle, what, path);
   } finally {
@@ -62,7 +65,7 @@ export async function readHostFile(path: string, roots: Roots, what: string): Pr
  */
 export async function packHostDirectory(path: string, roots: Roots, what: string): Promise<Uint8Array> {
   if (roots === "any") return packDirectory(path);
-  checkHostSource(path, roots, what);
+  const real = allowedRealPath(path, roots, what);
   const entries: TarEntry[] = [];
   async function walk(dir: FileHandle, relative: string): Promise<void> {
     const at = `/proc/self/fd/${dir.fd}`;
@@ -89,7 +92,7 @@ export async function packHostDirectory(path: string, roots: Roots, what: string
       }
     }
   }
-  const top = await openWithin(path, NO_FOLLOW | constants.O_DIRECTORY, roots, what, path);
+  const top = await openWithin(real, NO_FOLLOW | constants.O_DIRECTORY, roots, what, path);
   try {
     await walk(top, "");
   } finally {

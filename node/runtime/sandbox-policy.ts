@@ -72,23 +72,29 @@ function inside(path: string, root: string): boolean {
 }
 
 /**
- * Why a host path may not be read under these roots, or null. Checked lexically first, so a
- * path outside every root is refused without touching the file system (a request cannot probe
- * which host files exist); a path inside is then resolved through its symlinks.
+ * The real path of a host path inside these roots, or why it may not be read. Checked lexically
+ * first, so a path outside every root is refused without touching the file system (a request
+ * cannot probe which host files exist); a path inside is then resolved through its symlinks.
  */
-export function hostPathRefusal(path: string, roots: SandboxPolicy["hostPathRoots"]): string | null {
-  if (roots === "any") return null;
-  if (!isAbsolute(path) || path.includes("\0")) return "a host path must be absolute (task files resolve relative sources against their folder)";
+export function resolveHostPath(path: string, roots: readonly string[]): { real: string } | { refusal: string } {
+  if (!isAbsolute(path) || path.includes("\0")) return { refusal: "a host path must be absolute (task files resolve relative sources against their folder)" };
   const lexical = resolve(path);
-  if (!roots.some((root) => inside(lexical, root))) return "host path is outside the folders this node's operator allows (sandbox.host_path_roots)";
+  if (!roots.some((root) => inside(lexical, root))) return { refusal: "host path is outside the folders this node's operator allows (sandbox.host_path_roots)" };
   let real: string;
   try {
     real = realpathSync(lexical);
   } catch {
-    return "host path does not exist";
+    return { refusal: "host path does not exist" };
   }
-  if (!roots.some((root) => inside(real, root))) return "host path leads (through a symlink) outside the folders this node's operator allows";
-  return null;
+  if (!roots.some((root) => inside(real, root))) return { refusal: "host path leads (through a symlink) outside the folders this node's operator allows" };
+  return { real };
+}
+
+/** Why a host path may not be read under these roots, or null ("any": never refused). */
+export function hostPathRefusal(path: string, roots: SandboxPolicy["hostPathRoots"]): string | null {
+  if (roots === "any") return null;
+  const resolved = resolveHostPath(path, roots);
+  return "refusal" in resolved ? resolved.refusal : null;
 }
 
 /** True when `real` (a real path) lies in one of the roots. */

@@ -19,7 +19,7 @@ export async function mountSandboxTmpfs(dir: string, sizeMb: number): Promise<vo
     env: MOUNT_ENV,
     timeoutMs: 30_000,
   });
-  if (result.exitCode !== 0) throw new Error(result.stderr.bytes.toString("utf8").trim() || `mount exited with ${result.exitCode}`);
+  if (result.exitCode !== 0) throw new Error(result.stderr.bytes.toString("utf8").trim().split("\n")[0] || `mount exited with ${result.exitCode}`);
 }
 
 /** Detaches the tmpfs at `dir` (lazily: a process still exiting cannot keep it busy); no-op when none is mounted. */
