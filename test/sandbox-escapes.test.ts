@@ -193,6 +193,6 @@ describeBwrap("escapes from a rollout's sandbox", () => {
     // Checked on the host: the daemonized `sleep` the attacker left behind died with its sandbox.
     expect(hostSleepers(LEFTOVER_SLEEP)).toBe(0);
     console.log(`sandbox escapes: ${attempts.length + 2} attempts (${attempts.length} in the sandbox, 2 checked on the host), all held`);
-    expect((await (await fetch(`${stack.node.url}/health`)).json()).status).toBe("ok");
+    expect(((await (await fetch(`${stack.node.url}/health`)).json()) as { status: string }).status).toBe("ok");
   }, T);
 });

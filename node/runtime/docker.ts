@@ -184,14 +184,17 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
   /** Until the engine refuses it once: then containers run without a disk limit (said once). */
   let diskLimit = true;
   const createContainer = async (plan: Omit<ContainerPlan, "limits" | "diskLimit">): Promise<Docker.Container> => {
+    const asked = diskLimit;
     try {
-      return await docker.createContainer(containerOptions({ ...plan, limits, diskLimit }));
+      return await docker.createContainer(containerOptions({ ...plan, limits, diskLimit: asked }));
     } catch (err) {
       const message = (err as { json?: { message?: string }; message?: string }).json?.message ?? (err as Error).message ?? "";
-      if (!diskLimit || !NO_STORAGE_QUOTA.test(message)) throw err;
-      diskLimit = false;
-      warn(`polar docker sandboxes: no disk limit — the engine cannot limit a container's writable layer (${message.trim()}); ${limits.diskMb} MiB per sandbox needs overlay2 on xfs mounted with pquota`);
-      return docker.createContainer(containerOptions({ ...plan, limits, diskLimit }));
+      if (!asked || !NO_STORAGE_QUOTA.test(message)) throw err;
+      if (diskLimit) {
+        diskLimit = false; // concurrent creates that were refused too retry without saying it again
+        warn(`polar docker sandboxes: no disk limit — the engine cannot limit a container's writable layer (${message.trim()}); ${limits.diskMb} MiB per sandbox needs overlay2 on xfs mounted with pquota`);
+      }
+      return docker.createContainer(containerOptions({ ...plan, limits, diskLimit: false }));
     }
   };
   return {
