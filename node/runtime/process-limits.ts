@@ -4,7 +4,8 @@
 //   only RLIMIT_FSIZE (no single file larger than the limit; many files can still fill the disk);
 // - processes: a pids cgroup per sandbox when the node may create one (root, a writable tree),
 //   else RLIMIT_NPROC inside each bwrap's own user namespace (per command; root ignores it).
-// Both rlimits are set inside the namespaces by prlimit, so a command cannot raise them back.
+// The rlimits are set inside the namespaces by prlimit (hard = soft), so a command cannot raise
+// them back; they are left out where they would add nothing (a tmpfs, root).
 import { PidsCgroups, hostPidsCgroupParent, inCgroupArgv, removePidsCgroup } from "./pids-cgroup.ts";
 import { effectivePidsLimit, type SandboxLimits } from "./sandbox-limits.ts";
 import { mountSandboxTmpfs, mountsUnder, unmountSandboxTmpfs } from "./sandbox-tmpfs.ts";
@@ -91,9 +92,14 @@ export class ProcessLimiter {
     return inForce.cgroupDir ? inCgroupArgv(inForce.cgroupDir, argv) : argv;
   }
 
-  /** The prefix run inside the namespaces before the reader shell: prlimit with both limits (hard = soft). */
+  /**
+   * The prefix run inside the namespaces before the reader shell: prlimit with both limits (hard =
+   * soft). None when the rlimits would add nothing: a tmpfs bounds every file, and root ignores
+   * RLIMIT_NPROC (saves an exec per reader).
+   */
   inner(inForce: LimitsInForce): string[] {
     if (!this.prlimit) return [];
+    if (inForce.disk === "tmpfs" && (inForce.pids === "cgroup" || this.root)) return [];
     const fileBytes = inForce.diskMb * 1024 * 1024;
     return [this.prlimit, `--nproc=${inForce.pidsLimit}`, `--fsize=${fileBytes}`, "--"];
   }
