@@ -1,7 +1,8 @@
 // Why: a process limit that holds whoever the sandbox runs as (RLIMIT_NPROC does not bind root)
 // and counts everything a sandbox starts, background children of every command included, is a
 // pids cgroup. When the node may create one (root, or a writable cgroup tree) each process
-// sandbox gets `polar/<node id>/<sandbox id>` under the pids hierarchy; its bwrap readers join it
+// sandbox gets `polar/<node id>@<sandbox id>` under the pids hierarchy (flat: destroying the last
+// sandbox leaves nothing per node behind; node ids cannot hold '@'); its bwrap readers join it
 // before they exec bwrap, and destroy kills what is left in it and removes it.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
@@ -110,23 +111,16 @@ export async function removePidsCgroup(dir: string): Promise<void> {
 export class PidsCgroups {
   constructor(private readonly parent: PidsCgroupParent) {}
 
-  private nodeDir(nodeId: string): string {
-    return join(this.parent.dir, "polar", nodeId);
+  private get polarDir(): string {
+    return join(this.parent.dir, "polar");
   }
 
   /** Creates the sandbox's cgroup with its pids.max; returns its folder (throws when the node may not). */
   async create(nodeId: string, sandboxId: string, maxPids: number): Promise<string> {
-    const nodeDir = this.nodeDir(nodeId);
-    const dir = join(nodeDir, sandboxId);
-    if (this.parent.version === 2) {
-      await enablePids(this.parent.dir);
-      await mkdir(join(this.parent.dir, "polar"), { recursive: true });
-      await enablePids(join(this.parent.dir, "polar"));
-      await mkdir(nodeDir, { recursive: true });
-      await enablePids(nodeDir);
-    } else {
-      await mkdir(nodeDir, { recursive: true });
-    }
+    if (this.parent.version === 2) await enablePids(this.parent.dir);
+    await mkdir(this.polarDir, { recursive: true });
+    if (this.parent.version === 2) await enablePids(this.polarDir);
+    const dir = join(this.polarDir, `${nodeId}@${sandboxId}`);
     await mkdir(dir);
     try {
       await writeFile(join(dir, "pids.max"), String(maxPids));
@@ -139,14 +133,15 @@ export class PidsCgroups {
 
   /** Removes every sandbox cgroup of a node (leftovers of an earlier life), killing their processes. */
   async removeNode(nodeId: string): Promise<number> {
-    const nodeDir = this.nodeDir(nodeId);
     let names: string[] = [];
     try {
-      names = readdirSync(nodeDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+      names = readdirSync(this.polarDir, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && e.name.startsWith(`${nodeId}@`))
+        .map((e) => e.name);
     } catch {
       return 0;
     }
-    for (const name of names) await removePidsCgroup(join(nodeDir, name));
+    for (const name of names) await removePidsCgroup(join(this.polarDir, name));
     return names.length;
   }
 }

@@ -53,8 +53,8 @@ const withBwrap = findBwrap() || process.env.POLAR_REQUIRE_BWRAP === "1" ? test 
 /** Sandbox cgroups left under a node id (none where the node cannot make cgroups). */
 function leftoverCgroups(nodeId: string): string[] {
   const parent = hostPidsCgroupParent();
-  const dir = parent ? join(parent.dir, "polar", nodeId) : "";
-  return dir && existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) : [];
+  const dir = parent ? join(parent.dir, "polar") : "";
+  return dir && existsSync(dir) ? readdirSync(dir).filter((name) => name.startsWith(`${nodeId}@`)) : [];
 }
 
 withBwrap("under bwrap, a SIGKILLed node's sandbox processes die with it; the restart removes its dirs, tmpfs mounts and cgroups", async () => {

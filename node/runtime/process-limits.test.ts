@@ -3,7 +3,7 @@
 // that writes 200 MiB or starts 300 processes has its command fail at the limit, and nothing of
 // it (mount, cgroup, processes, files) is left once it is destroyed.
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findBwrap } from "./bwrap.ts";
@@ -95,11 +95,7 @@ describeBwrap("process sandbox limits", () => {
 
 test("host pids cgroups of this test's sandboxes are gone", () => {
   const parent = hostPidsCgroupParent();
-  if (!parent) return;
-  for (const node of ["limits-root", "limits-nobody"]) {
-    const dir = join(parent.dir, "polar", node);
-    const left = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) : [];
-    expect(left).toEqual([]);
-    if (existsSync(dir)) expect(readFileSync(join(dir, "cgroup.procs"), "utf8")).toBe("");
-  }
+  const dir = parent ? join(parent.dir, "polar") : "";
+  const left = dir && existsSync(dir) ? readdirSync(dir).filter((name) => name.startsWith("limits-root@") || name.startsWith("limits-nobody@")) : [];
+  expect(left).toEqual([]);
 });
