@@ -1,6 +1,7 @@
 // Why: `polar node` in one Bun process — store, gateway (a library here, with per-rollout
 // sockets), sandbox runtime and pool, pipeline, task book and Polar's rollout API — built from
 // one validated config; importing this module opens nothing, startNode() does.
+import { dirname, resolve } from "node:path";
 import { Hono } from "hono";
 import { TaskRequest as TaskRequestSchema, type TaskResult } from "../protocol/rollout.ts";
 import { CallbackSender } from "../lib/rollout-api/callbacks.ts";
@@ -28,6 +29,7 @@ import { isApiTask, TaskBook } from "./pipeline/tasks.ts";
 import { createDockerRuntime } from "./runtime/docker.ts";
 import { createSandboxPool } from "./runtime/pool.ts";
 import { createProcessRuntime } from "./runtime/process.ts";
+import { sandboxPolicy, type SandboxPolicy } from "./runtime/sandbox-policy.ts";
 import type { SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
@@ -61,7 +63,19 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
+/** The operator's sandbox policy: the configured host-path roots, or the task file's folder. */
+function nodeSandboxPolicy(config: NodeConfig): SandboxPolicy {
+  const taskFile = config.tasks === "" ? undefined : (config.tasks ?? BUNDLED_TASKS_FILE);
+  return sandboxPolicy({
+    hostPathRoots: config.sandbox.host_path_roots ?? (taskFile ? [dirname(resolve(taskFile))] : []),
+    allowHostNetwork: config.sandbox.allow_host_network,
+    allowCapAdd: config.sandbox.allow_cap_add,
+  });
+}
+
 export async function startNode(config: NodeConfig, parts: NodeParts = {}): Promise<RunningNode> {
+  const policy = nodeSandboxPolicy(config);
+  const limits = { pids: config.sandbox.pids_limit, diskMb: config.sandbox.disk_mb };
   const store = await openNodeStore(config.db);
   const repo = new RolloutsRepo(store.db);
   const backend = createBackend(config.engine.backend, { urls: config.engine.urls, ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}) });
@@ -79,7 +93,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   const gateway = createGatewayApp({ config: gatewayConfig, store, backend });
   const sessions = createSessionService({ app: gateway.app, adminToken: config.admin_token, maxBodyBytes: gatewayConfig.maxBodyBytes });
 
-  const runtime = parts.runtime ?? (config.runtime === "docker" ? createDockerRuntime() : createProcessRuntime());
+  const runtime = parts.runtime ?? (config.runtime === "docker" ? createDockerRuntime({ policy, limits }) : createProcessRuntime({ policy, limits }));
   const recovery = await recoverUnfinished(repo, config.node_id, () => runtime.removeLeftovers(config.node_id));
   const pool = createSandboxPool({
     runtime,
@@ -142,7 +156,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
 
   let draining = false;
   const app = new Hono();
-  app.route("/", rolloutRoutes({ nodeId: config.node_id, tasks, pipeline, catalog, warm: () => pool.warm(), isDraining: () => draining }));
+  app.route("/", rolloutRoutes({ nodeId: config.node_id, tasks, pipeline, catalog, sandboxPolicy: policy, warm: () => pool.warm(), isDraining: () => draining }));
   const retentionMs = config.task_retention_hours * 3600_000;
   const prune = () => void repo.pruneFinishedTasks(new Date(Date.now() - retentionMs).toISOString()).catch((err) => console.error(JSON.stringify({ level: "error", event: "task_prune_failed", error: err instanceof Error ? err.name : typeof err })));
   prune();

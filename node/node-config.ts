@@ -6,6 +6,7 @@ import { extname } from "node:path";
 import { z } from "zod";
 import { BACKEND_KINDS } from "./gateway/backends/options.ts";
 import { PolarError } from "../protocol/errors.ts";
+import { DEFAULT_SANDBOX_LIMITS } from "./runtime/sandbox-limits.ts";
 
 const positiveInt = z.number().int().positive();
 
@@ -72,6 +73,22 @@ export const NodeConfig = z
       .default({ attempts: 6, base_delay_ms: 500, on_cancel: false }),
     /** Finished rollout-API tasks stay readable (GET /rollout/task/{id}) this long, restarts included, then are pruned. */
     task_retention_hours: z.number().positive().default(24),
+    /** What a request may ask of its sandbox and how much a sandbox may take (docs/security.md). */
+    sandbox: z
+      .object({
+        /** Host folders whose files upload sources may name (after symlinks); default: the task file's folder. */
+        host_path_roots: z.array(z.string().min(1)).optional(),
+        /** Let requests ask for `network: "host"` (the sandbox then reaches the node's API and engines). */
+        allow_host_network: z.boolean().default(false),
+        /** Capabilities requests may keep with `cap_add` ("ALL": any). */
+        allow_cap_add: z.array(z.string().regex(/^[A-Za-z_]+$/, "a capability name such as NET_BIND_SERVICE")).default([]),
+        /** Processes per sandbox; a request's pids_limit may only lower it. */
+        pids_limit: positiveInt.default(DEFAULT_SANDBOX_LIMITS.pids),
+        /** Writable space per sandbox in MiB (process runtime: a tmpfs when the node runs as root; docker: where its storage allows). */
+        disk_mb: positiveInt.default(DEFAULT_SANDBOX_LIMITS.diskMb),
+      })
+      .strict()
+      .default({ allow_host_network: false, allow_cap_add: [], pids_limit: DEFAULT_SANDBOX_LIMITS.pids, disk_mb: DEFAULT_SANDBOX_LIMITS.diskMb }),
   })
   .strict();
 export type NodeConfig = z.infer<typeof NodeConfig>;

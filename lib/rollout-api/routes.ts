@@ -11,7 +11,7 @@ import type { TaskCatalog } from "../task-catalog.ts";
 import { SOURCES_MUST_EXIST, type HostPathPolicy } from "../upload-sources.ts";
 import { CancelledIds } from "./cancelled-ids.ts";
 import type { RolloutApiPort } from "./port.ts";
-import { readTaskSubmission } from "./submission.ts";
+import { readTaskSubmission, type RequestRefusals } from "./submission.ts";
 import { cancelledBeforeSubmit } from "./task-status.ts";
 
 /** One body limit and one nesting limit for the rollout API of every service (the gateway's depth). */
@@ -21,6 +21,8 @@ export interface RolloutApiOptions {
   catalog: TaskCatalog;
   /** Which host paths a request's upload sources may name (default: any that exists). */
   hostPaths?: HostPathPolicy;
+  /** The service's own refusals of a valid request (checked last). */
+  refuseRequest?: RequestRefusals;
   cancelledIds?: CancelledIds;
   limits?: { maxBodyBytes: number; maxDepth: number };
 }
@@ -46,7 +48,7 @@ export function rolloutApiRoutes(port: RolloutApiPort, options: RolloutApiOption
   const app = new Hono();
   const limits = options.limits ?? ROLLOUT_API_LIMITS;
   const cancelled = options.cancelledIds ?? new CancelledIds();
-  const rules = { catalog: options.catalog, hostPaths: options.hostPaths ?? SOURCES_MUST_EXIST };
+  const rules = { catalog: options.catalog, hostPaths: options.hostPaths ?? SOURCES_MUST_EXIST, ...(options.refuseRequest ? { refuse: options.refuseRequest } : {}) };
 
   async function readBody(req: Request): Promise<{ ok: true; body: unknown } | { ok: false; answer: Answer }> {
     const text = await readLimitedText(req, limits.maxBodyBytes);

@@ -22,7 +22,12 @@ export type TaskSubmission = ({ ok: true } & AcceptedTask) | { ok: false; detail
 export interface SubmissionRules {
   catalog: TaskCatalog;
   hostPaths: HostPathPolicy;
+  /** A service's own checks of an otherwise valid request (the node's sandbox policy, evaluation requirements). */
+  refuse?: RequestRefusals;
 }
+
+/** 422 details for what a service will not run; empty when it will. */
+export type RequestRefusals = (task: AcceptedTask) => ValidationDetail[] | Promise<ValidationDetail[]>;
 
 /** What a request must carry itself when its task id names no task of the catalog. */
 const UNCATALOGUED_NEEDS = ["instruction", "evaluator"] as const;
@@ -69,6 +74,8 @@ export async function readTaskSubmission(body: unknown, rules: SubmissionRules):
   }
   const sources = await checkUploadSources(request.runtime as Record<string, unknown> | null | undefined, rules.hostPaths);
   if (sources.length > 0) return { ok: false, detail: sources };
+  const refused = rules.refuse ? await rules.refuse({ request, harness, strategy }) : [];
+  if (refused.length > 0) return { ok: false, detail: refused };
   return { ok: true, request, harness, strategy };
 }
 

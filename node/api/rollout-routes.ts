@@ -5,20 +5,31 @@ import { Hono } from "hono";
 import type { RolloutApiPort } from "../../lib/rollout-api/port.ts";
 import { rolloutApiRoutes } from "../../lib/rollout-api/routes.ts";
 import type { TaskCatalog } from "../../lib/task-catalog.ts";
-import type { HostPathPolicy } from "../../lib/upload-sources.ts";
+import { SOURCES_MUST_EXIST, type HostPathPolicy } from "../../lib/upload-sources.ts";
 import type { Pipeline } from "../pipeline/pipeline.ts";
 import type { TaskBook } from "../pipeline/tasks.ts";
+import { hostPathRefusal, runtimeRequestRefusals, type SandboxPolicy } from "../runtime/sandbox-policy.ts";
 
 export interface RolloutRouteDeps {
   nodeId: string;
   tasks: TaskBook;
   pipeline: Pipeline;
   catalog: TaskCatalog;
+  /** What a request's runtime may ask for (host paths, network host, cap_add). */
+  sandboxPolicy: SandboxPolicy;
   /** Ready sandboxes per pool key. */
   warm(): Record<string, number>;
   isDraining(): boolean;
-  /** Host paths a request may upload from (w-sandbox's path roots); default: any that exists. */
-  hostPaths?: HostPathPolicy;
+}
+
+/**
+ * Upload sources must lie inside the operator's roots — checked lexically first, so a request
+ * cannot probe which host paths outside them exist — and then exist as the step needs.
+ */
+export function sandboxHostPaths(policy: SandboxPolicy): HostPathPolicy {
+  return {
+    refuse: async (path, kind) => hostPathRefusal(path, policy.hostPathRoots) ?? SOURCES_MUST_EXIST.refuse(path, kind),
+  };
 }
 
 /** The node's side of the rollout API. */
@@ -40,7 +51,16 @@ export function nodeRolloutPort(deps: RolloutRouteDeps): RolloutApiPort {
 
 export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
   const app = new Hono();
-  app.route("/", rolloutApiRoutes(nodeRolloutPort(deps), { catalog: deps.catalog, ...(deps.hostPaths ? { hostPaths: deps.hostPaths } : {}) }));
+  app.route(
+    "/",
+    rolloutApiRoutes(nodeRolloutPort(deps), {
+      catalog: deps.catalog,
+      hostPaths: sandboxHostPaths(deps.sandboxPolicy),
+      // network host and cap_add (host paths were checked above, as every source is).
+      refuseRequest: ({ request }) =>
+        runtimeRequestRefusals(request.runtime, deps.sandboxPolicy).map((r) => ({ type: "value_error", loc: ["body", "runtime", ...r.loc], msg: `Value error, ${r.msg}` })),
+    }),
+  );
   app.get("/tasks", (c) => c.json({ tasks: deps.catalog.ids().map((id) => ({ task_id: id })) }));
   app.get("/health", (c) => c.json({ status: "ok", node_id: deps.nodeId, draining: deps.isDraining() }));
   return app;
