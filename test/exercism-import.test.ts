@@ -22,7 +22,7 @@ interface Row {
   base_commit: string;
   instruction: string;
   runtime: { prepare: { type: string; path?: string; content?: string }[] };
-  evaluator: { config: { test_command: string; parser: string } };
+  evaluator: { config: { test_command: string; parser: string; timeout_seconds: number } };
   patch: string;
   test_patch: string;
   FAIL_TO_PASS: string[];

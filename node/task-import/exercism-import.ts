@@ -111,12 +111,15 @@ async function importOne(exercise: Exercise, options: ImportOptions): Promise<Im
             .filter(([path]) => path.endsWith(".py"))
             .flatMap(([path, text]) => pythonMutants(text, MUTANT_CANDIDATES).map((mutant) => ({ files: { [path]: mutant.text }, mutant })))
             .slice(0, MUTANT_CANDIDATES);
+    const sources = roles.solution.filter((p) => p.endsWith(".py"));
     const found = await discoverTests({ task: Task.parse(row), testFiles, goldFiles, candidates, source: options.source, signal: options.signal });
     const task: TaskInput = {
       ...row,
       FAIL_TO_PASS: found.failToPass,
       PASS_TO_PASS: found.passToPass,
       ...(found.wrong ? { mock_wrong_patch: repo.diff(found.wrong.files) } : {}),
+      // The tests are hidden: the mock policy checks its change by compiling it instead.
+      ...(sources.length > 0 ? { mock_check_command: `python3 -m py_compile ${sources.join(" ")}` } : {}),
     };
     return result({ task, fail_to_pass: found.failToPass.length, pass_to_pass: found.passToPass.length, wrong_variant: found.wrong?.mutant.description ?? null });
   } catch (err) {
