@@ -57,7 +57,11 @@ export interface RunningNode {
 export async function startNode(config: NodeConfig, parts: NodeParts = {}): Promise<RunningNode> {
   const store = await openNodeStore(config.db);
   const repo = new RolloutsRepo(store.db);
-  const backend = createBackend(config.engine.backend, { urls: config.engine.urls, ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}) });
+  const backend = createBackend(config.engine.backend, {
+    urls: config.engine.urls,
+    ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}),
+    ...(config.engine.api_key ? { apiKey: config.engine.api_key } : {}),
+  });
   const gatewayConfig = GatewayConfig.parse({
     host: config.host,
     port: config.port,
