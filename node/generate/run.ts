@@ -5,7 +5,7 @@
 // endpoint or the mock engine; every finished rollout becomes an attempt (rows of both views,
 // accepted by the --accept rule, optionally deduplicated) recorded so a restart resumes it.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SessionCalls, type RecordedCall } from "../../protocol/calls.ts";
@@ -16,7 +16,7 @@ import type { RuntimeBackend } from "../../protocol/runtime.ts";
 import { loadTaskFile } from "../../lib/task-file.ts";
 import { PolarError } from "../errors.ts";
 import { createBackend, type BackendKind } from "../gateway/backends/index.ts";
-import { pinnedVersion, type PinnedCli } from "../harness/common.ts";
+import { pinnedBinary, pinnedVersion, type PinnedCli } from "../harness/common.ts";
 import { startMockEngine, type RunningMockEngine } from "../mock-engine/index.ts";
 import { startNode, type RunningNode } from "../main.ts";
 import { parseNodeConfig } from "../node-config.ts";
@@ -71,7 +71,7 @@ interface Pending {
   finished: boolean;
 }
 
-export function harnessVersion(kind: HarnessKind): string | null {
+function harnessVersion(kind: HarnessKind): string | null {
   if (kind === "mini") return `polar ${PACKAGE_VERSION}`;
   const cli = PINNED[kind];
   return cli ? pinnedVersion(cli).version : null;
@@ -90,6 +90,8 @@ export async function runGenerate(options: GenerateOptions): Promise<GenerateSum
   const rule = parseAccept(options.accept);
   const kind = harnessKind(options.harness);
   if (!kind) throw new PolarError("bad_request", `unknown harness "${options.harness}"`);
+  const cli = PINNED[kind];
+  if (cli && !existsSync(pinnedBinary(cli))) throw new PolarError("bad_request", `the ${kind} CLI is not installed (${pinnedBinary(cli)}); run scripts/install-harnesses.sh`);
   const tasksFile = resolve(options.tasksFile);
   const loaded = await loadTaskFile(tasksFile);
   if (loaded.issues.length > 0) throw new PolarError("bad_request", `${tasksFile}: ${loaded.issues.map((i) => `line ${i.line}${i.field ? ` ${i.field}` : ""}: ${i.message}`).join("; ")}`);

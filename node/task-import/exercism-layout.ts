@@ -194,7 +194,7 @@ export function problemStatement(exercise: Exercise, roles: ExerciseRoles): stri
   const editing = `Write your solution in ${code(roles.solution)}`;
   const helpers = roles.editor.length > 0 ? ` (${code(roles.editor)} ${roles.editor.length === 1 ? "is a helper" : "are helpers"} you may read but not change)` : "";
   const footer =
-    `${editing}${helpers}, in this repository. Hidden unit tests (Python's standard-library \`unittest\`) import it: ` +
+    `${editing}${helpers}, in this repository. Hidden unit tests (Python's standard-library \`unittest\`) import ${roles.solution.length === 1 ? "it" : "them"}: ` +
     "keep the names of the existing functions and classes. Use only the Python standard library.";
   return `${parts.join("\n\n")}\n\n## Your task\n\n${footer}\n`;
 }
