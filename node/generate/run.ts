@@ -127,13 +127,15 @@ export async function runGenerate(options: GenerateOptions): Promise<GenerateSum
       keptRows.set(k, { taskId: row.task_id, sample: row.sample_index, rows: [...(keptRows.get(k)?.rows ?? []), row] });
     });
     for (const kept of keptRows.values()) dedup?.keep(kept.taskId, kept.sample, assistantText(kept.rows));
-    const resumed = output.attempts.length;
+    const selected = new Set(taskIds);
+    const ours = () => output!.attempts.filter((a) => selected.has(a.task_id) && a.sample_index < options.samples);
+    const resumed = ours().length;
     const pending: Pending[] = taskIds.flatMap((taskId) => {
       const samples = Array.from({ length: options.samples }, (_, i) => i).filter((i) => !output!.isDone(taskId, i));
       return samples.length > 0 ? [{ taskId, samples, seen: new Set<string>(), submitted: false, finished: false }] : [];
     });
     const total = taskIds.length * options.samples;
-    const progress = new Progress(total, output.attempts.filter((a) => taskIds.includes(a.task_id) && a.sample_index < options.samples), options.progress?.write, options.progress?.tty);
+    const progress = new Progress(total, ours(), options.progress?.write, options.progress?.tty);
     const todo = pending.reduce((n, p) => n + p.samples.length, 0);
     log(`${taskIds.length} tasks × ${options.samples} samples, ${todo} to run${resumed ? ` (${resumed} attempts already in ${options.out})` : ""} · harness ${kind} · ${options.backend} ${options.engine === MOCK_ENGINE ? `mock engine ${engineUrl}` : engineUrl} · model ${model} · accept ${rule.source}`);
 
@@ -173,7 +175,7 @@ export async function runGenerate(options: GenerateOptions): Promise<GenerateSum
       });
       progress.draw(true);
     }
-    const summary = summarize(output.attempts.filter((a) => taskIds.includes(a.task_id) && a.sample_index < options.samples), {
+    const summary = summarize(ours(), {
       tasks: taskIds.length,
       samples: options.samples,
       resumedAttempts: resumed,
