@@ -2,7 +2,7 @@
 // summary at the end (also in summary.json); Ctrl-C stops cleanly and the same command resumes.
 import { join } from "node:path";
 import { RUNTIME_BACKENDS } from "../../protocol/runtime.ts";
-import { ACCEPTED_HARNESS_NAMES } from "../../protocol/harness-names.ts";
+import { HARNESS_KINDS } from "../../protocol/harness-names.ts";
 import { type FlagSpecs, UsageError, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { BACKEND_KINDS } from "../gateway/backends/options.ts";
 import { ACCEPT_FIELDS, AcceptError, parseAccept } from "./accept.ts";
@@ -13,7 +13,7 @@ import { MOCK_ENGINE, runGenerate } from "./run.ts";
 const DEFAULT_ACCEPT = "reward >= 1";
 const FLAGS: FlagSpecs = {
   tasks: { type: "string", help: "task file (JSONL), e.g. tasks/exercism-python/tasks.jsonl" },
-  harness: { type: "string", help: `harness: ${ACCEPTED_HARNESS_NAMES.filter((h) => h !== "command").join(", ")}`, default: "mini" },
+  harness: { type: "string", help: `harness: ${HARNESS_KINDS.filter((h) => h !== "command").join(", ")} (or Polar's names: claude_code, qwen_code, mini_swe_agent)`, default: "mini" },
   samples: { type: "string", help: "samples per task", default: "1" },
   engine: { type: "string", help: `endpoint base URL (no /v1), or "${MOCK_ENGINE}" for the built-in mock engine with its task-solving policy`, default: MOCK_ENGINE },
   backend: { type: "string", help: `how to talk to it: ${BACKEND_KINDS.join(" | ")} (openai and anthropic return no token ids: rows get the chat view only)`, default: "vllm" },
