@@ -78,7 +78,11 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   const limits = { pids: config.sandbox.pids_limit, diskMb: config.sandbox.disk_mb };
   const store = await openNodeStore(config.db);
   const repo = new RolloutsRepo(store.db);
-  const backend = createBackend(config.engine.backend, { urls: config.engine.urls, ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}) });
+  const backend = createBackend(config.engine.backend, {
+    urls: config.engine.urls,
+    ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}),
+    ...(config.engine.api_key ? { apiKey: config.engine.api_key } : {}),
+  });
   const gatewayConfig = GatewayConfig.parse({
     host: config.host,
     port: config.port,

@@ -32,6 +32,8 @@ export const NodeConfig = z
         /** Model name given to harnesses when a request's agent names none. */
         model: z.string().default("Qwen/Qwen3-8B"),
         tokenizer: z.string().optional(),
+        /** Key sent to the engine (hosted teacher APIs); never read from a file by `polar generate` (env POLAR_ENGINE_API_KEY). */
+        api_key: z.string().optional(),
       })
       .strict()
       .default({ backend: "vllm", urls: ["http://127.0.0.1:8000"], model: "Qwen/Qwen3-8B" }),

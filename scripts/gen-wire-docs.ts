@@ -10,6 +10,7 @@ import * as calls from "../protocol/calls.ts";
 import * as chat from "../protocol/chat.ts";
 import * as errors from "../protocol/errors.ts";
 import * as evaluation from "../protocol/evaluation.ts";
+import * as generate from "../protocol/generate.ts";
 import * as rollout from "../protocol/rollout.ts";
 import * as runtime from "../protocol/runtime.ts";
 import * as sessions from "../protocol/sessions.ts";
@@ -35,6 +36,7 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "harness-names.ts", title: "Harness and builder names (Polar's spelling and ours)", exports: harnessNames },
   { file: "task.ts", title: "Task files (TaskRequest + SWE-bench rows)", exports: task },
   { file: "evaluation.ts", title: "Evaluation results", exports: evaluation },
+  { file: "generate.ts", title: "`polar generate` output (trajectories.jsonl, attempts.jsonl, run.json, summary.json)", exports: generate },
   { file: "node-link.ts", title: "Node ↔ coordinator WebSocket (`/v1/node`)", exports: nodeLink },
   { file: "trainer-stream.ts", title: "Trainer ↔ coordinator WebSocket (`/v1/trainer`)", exports: trainerStream },
   { file: "gym.ts", title: "NeMo Gym agent server", exports: gym },

@@ -21,7 +21,7 @@ export const SweConfig = z.looseObject({
 export type SweConfig = z.infer<typeof SweConfig>;
 
 /** Node.js (mounted at SANDBOX_NODE_DIR) first, then the usual system folders. */
-const TEST_PATH = `${SANDBOX_NODE_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
+export const TEST_PATH = `${SANDBOX_NODE_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
 const GIT = "git -c safe.directory='*' -c core.autocrlf=false";
 
 export function sweConfig(task: Task): SweConfig {
