@@ -6,7 +6,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { GenerateAttempt, GenerateSettings, GeneratedTrace } from "../../protocol/generate.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { ATTEMPTS_FILE, GenerateOutput, readRows, SETTINGS_FILE, TRAJECTORIES_FILE } from "./output.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "polar-genout-"));

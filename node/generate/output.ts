@@ -7,7 +7,7 @@ import { closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { GenerateAttempt, GenerateSettings, GeneratedTrace, type GenerateSummary } from "../../protocol/generate.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 export const TRAJECTORIES_FILE = "trajectories.jsonl";
 export const ATTEMPTS_FILE = "attempts.jsonl";

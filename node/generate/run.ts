@@ -14,7 +14,7 @@ import { harnessKind, type HarnessKind } from "../../protocol/harness-names.ts";
 import { TaskStatus, type SessionResult } from "../../protocol/rollout.ts";
 import type { RuntimeBackend } from "../../protocol/runtime.ts";
 import { loadTaskFile } from "../../lib/task-file.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { createBackend, type BackendKind } from "../gateway/backends/index.ts";
 import { pinnedBinary, pinnedVersion, type PinnedCli } from "../harness/common.ts";
 import { startMockEngine, type RunningMockEngine } from "../mock-engine/index.ts";

@@ -3,7 +3,7 @@
 // and (twice, some exercises use `random`) against the reference solution — and, when asked, the
 // wrong-fix candidates are tried in the same sandbox until one the tests reject is found.
 import type { Task } from "../../protocol/task.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { parseTestOutput, type TestReport } from "../eval/parsers/index.ts";
 import { freshEvalSandbox, type SandboxSource } from "../eval/sandbox-source.ts";
 import { sweConfig, TEST_PATH } from "../eval/swe.ts";

@@ -5,7 +5,7 @@
 // the agent's repository. Every exercise of the track in the upstream layout goes through the
 // same steps; one that cannot be a valid task is reported with the reason, never half-written.
 import { Task, type TaskInput } from "../../protocol/task.ts";
-import { asPolarError } from "../errors.ts";
+import { asPolarError } from "../../protocol/errors.ts";
 import { BUNDLED_IMAGE, BUNDLED_WORKDIR, BASE_COMMIT_ENV } from "../eval/bundled.ts";
 import type { SandboxSource } from "../eval/sandbox-source.ts";
 import { discoverTests } from "./discover-tests.ts";

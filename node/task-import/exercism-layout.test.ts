@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { exerciseRoles, problemStatement, readExercises, testModules, type Exercise } from "./exercism-layout.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "polar-layout-"));

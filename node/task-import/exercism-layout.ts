@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, posix, relative } from "node:path";
 import { z } from "zod";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 /** One exercise: its slug and every file of its folder (path relative to the folder → text). */
 export interface Exercise {
