@@ -18,6 +18,7 @@ import * as harnessNames from "../protocol/harness-names.ts";
 import * as nodeLink from "../protocol/node-link.ts";
 import * as task from "../protocol/task.ts";
 import * as trainerStream from "../protocol/trainer-stream.ts";
+import * as enginePolicy from "../protocol/engine-policy.ts";
 
 export const WIRE_DOCS_PATH = resolve(import.meta.dir, "../docs/wire.md");
 
@@ -36,6 +37,7 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "evaluation.ts", title: "Evaluation results", exports: evaluation },
   { file: "node-link.ts", title: "Node ↔ coordinator WebSocket (`/v1/node`)", exports: nodeLink },
   { file: "trainer-stream.ts", title: "Trainer ↔ coordinator WebSocket (`/v1/trainer`)", exports: trainerStream },
+  { file: "engine-policy.ts", title: "Mock engine's trainable policy (`/polar/policy`, examples/learn)", exports: enginePolicy },
 ];
 
 const ENDPOINTS: [string, string][] = [
@@ -51,6 +53,8 @@ const ENDPOINTS: [string, string][] = [
   ["`POST /rollout/task/submit` (polar node)", "body [TaskRequest](#taskrequest) → [TaskSubmitted](#tasksubmitted); 422 `detail: [{loc, msg, type}]`, 409 when the task id is running"],
   ["`GET /rollout/task/:id`, `DELETE /rollout/task/:id[?register_if_missing=true]`", "[TaskStatus](#taskstatus)"],
   ["`callback_url` (POSTed once per task)", "[TaskResult](#taskresult)"],
+  ["`GET /polar/policy` (polar mock-engine --trainable)", "[PolicyState](#policystate)"],
+  ["`POST /polar/policy` (policy token)", "body [PolicyWeights](#policyweights) → [PolicyState](#policystate); 401 without the token, 409 for an older version"],
   ["errors of the routes above, and unknown paths outside the LLM APIs", "[AdminErrorBody](#adminerrorbody)"],
   ["errors under `/v1/chat/*`, `/v1/responses*` (and `/v1/models*` without `anthropic-version`)", "[OpenAiErrorBody](#openaierrorbody)"],
   ["errors under `/v1/messages*` (and `/v1/models*` with `anthropic-version`)", "[AnthropicErrorBody](#anthropicerrorbody)"],
