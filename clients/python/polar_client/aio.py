@@ -336,6 +336,7 @@ class AsyncTrainerClient:
     async def _run(self) -> None:
         delay = self._reconnect_delay
         first = True
+        outage = False  # warn once per outage, not once per attempt
         while not self._closed and self._fatal is None:
             if not first:
                 self.counts.reconnects += 1
@@ -348,7 +349,13 @@ class AsyncTrainerClient:
                         await self._on_frame(raw)
                         if self._connected.is_set():
                             delay = self._reconnect_delay
+                            if outage:
+                                log.info("trainer stream to %s reconnected", self.url)
+                                outage = False
                     self._check_close(ws)
+                    if not outage and not self._closed:
+                        log.warning("the coordinator closed the trainer stream (code %s); reconnecting", getattr(ws, "close_code", None))
+                        outage = True
             except asyncio.CancelledError:
                 raise
             except PolarClientError as err:
@@ -357,8 +364,11 @@ class AsyncTrainerClient:
                 status = handshake_status(err)
                 if status in (401, 403):
                     self._stop(PolarClientError("unauthorized", f"the coordinator refused the trainer token (HTTP {status})"))
+                elif not outage:
+                    log.warning("trainer stream to %s lost (%s); reconnecting", self.url, err)
+                    outage = True
                 else:
-                    log.warning("trainer stream to %s lost: %s", self.url, err)
+                    log.debug("reconnecting to %s: %s", self.url, err)
             finally:
                 self._ws = None
                 self._connected.clear()
