@@ -12,7 +12,7 @@ import { loadCases, runCase, type LiveCluster } from "../clients/conformance/typ
 import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 import { PolarProcesses, type Child } from "./helpers/polar-processes.ts";
-import { findPython } from "./helpers/python.ts";
+import { findPython } from "../scripts/find-python.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const TASKS = join(ROOT, "tasks/tasks.jsonl");

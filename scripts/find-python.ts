@@ -1,4 +1,4 @@
-// Why: tests that run the Python client need a Python 3.10+ with `websockets` (Debian's
+// Why: tests and examples that run the Python client need a Python 3.10+ with `websockets` (Debian's
 // python3-websockets); they find one the same way — POLAR_PYTHON, then Debian's /usr/bin/python3,
 // then python3 on PATH — and name what is missing when none fits.
 import { existsSync } from "node:fs";
