@@ -60,6 +60,13 @@ def logprob_mismatches(history: Mapping[int, ChoicePolicy], task: str, rollout: 
     return mismatches
 
 
+def group_staleness(group: Any, version: int) -> int:
+    """How many versions the trainer's `version` is ahead of the group's oldest call (or, for a
+    group without calls, of the version its rollouts started at)."""
+    versions = [v for r in group.rollouts for t in r.traces for v in t.policy_versions] or [r.policy_version_started for r in group.rollouts]
+    return version - min(versions)
+
+
 @dataclass
 class Adam:
     """Adam ascent on a flat parameter vector (maximises the objective)."""

@@ -40,8 +40,9 @@ def reward_curve_svg(steps: Sequence[int], mean_reward: Sequence[float], solve_p
     parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 10}" text-anchor="middle">training step</text>')
     parts.append(_line(solve_probability, "#999", dashed=True))
     parts.append(_line(mean_reward, "#1f6feb", dashed=False))
-    legend_y = TOP + 14
-    parts.append(f'<line x1="{LEFT + 12}" y1="{legend_y}" x2="{LEFT + 36}" y2="{legend_y}" stroke="#1f6feb" stroke-width="2"/><text x="{LEFT + 42}" y="{legend_y + 4}">mean reward of the step\'s groups</text>')
-    parts.append(f'<line x1="{LEFT + 12}" y1="{legend_y + 18}" x2="{LEFT + 36}" y2="{legend_y + 18}" stroke="#999" stroke-width="2" stroke-dasharray="6 4"/><text x="{LEFT + 42}" y="{legend_y + 22}">policy: mean π(solve) over the tasks, before the step\'s update</text>')
+    # Bottom right: a rising curve leaves it empty.
+    legend_x, legend_y = WIDTH - RIGHT - 330, _y(0.16)
+    parts.append(f'<line x1="{legend_x}" y1="{legend_y:.1f}" x2="{legend_x + 24}" y2="{legend_y:.1f}" stroke="#1f6feb" stroke-width="2"/><text x="{legend_x + 30}" y="{legend_y + 4:.1f}">mean reward of the step\'s groups</text>')
+    parts.append(f'<line x1="{legend_x}" y1="{legend_y + 18:.1f}" x2="{legend_x + 24}" y2="{legend_y + 18:.1f}" stroke="#999" stroke-width="2" stroke-dasharray="6 4"/><text x="{legend_x + 30}" y="{legend_y + 22:.1f}">mean π(solve) over the tasks before the step\'s update</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE.parents[1] / "clients" / "python"))
 sys.path.insert(0, str(HERE))
 
 from choice_policy import ChoicePolicy  # noqa: E402
-from grpo import Adam, grpo_update, logprob_mismatches, training_row  # noqa: E402
+from grpo import Adam, group_staleness, grpo_update, logprob_mismatches, training_row  # noqa: E402
 from plot import reward_curve_svg  # noqa: E402
 from polar_client import Group, TrainerClient  # noqa: E402
 from stack import Stack  # noqa: E402
@@ -58,11 +58,6 @@ class StepRecord:
     #: Trained tokens whose recorded logprob is not the policy's own under its sampling version.
     logprob_mismatches: int
     seconds: float
-
-
-def oldest_version(group: Group) -> int:
-    versions = [v for r in group.rollouts for t in r.traces for v in t.policy_versions] or [r.policy_version_started for r in group.rollouts]
-    return min(versions)
 
 
 def mean_solve_probability(policy: ChoicePolicy) -> float:
@@ -97,7 +92,7 @@ def train(args: argparse.Namespace, stack: Stack, out: Path) -> list[StepRecord]
                 group = client.next_group(timeout=args.group_timeout)
                 task = in_flight.pop(group.group_id)
                 submit_one()
-                if version - oldest_version(group) > args.max_staleness:
+                if group_staleness(group, version) > args.max_staleness:
                     dropped += 1
                     continue
                 batch.append((task, group))
@@ -140,7 +135,7 @@ def train(args: argparse.Namespace, stack: Stack, out: Path) -> list[StepRecord]
                 solve_probability_after=mean_solve_probability(policy),
                 flat_groups=flat,
                 stale_groups_dropped=dropped,
-                max_staleness_trained=max(version - 1 - oldest_version(g) for _, g in batch),
+                max_staleness_trained=max(group_staleness(g, version - 1) for _, g in batch),
                 clipped_fraction=stats.clipped_fraction,
                 mean_ratio=stats.mean_ratio,
                 logprob_mismatches=mismatches,

@@ -14,7 +14,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parents[2] / "clients" / "python"))
 
 from choice_policy import ChoicePolicy  # noqa: E402
-from grpo import Adam, grpo_update, logprob_mismatches, training_row  # noqa: E402
+from grpo import Adam, group_staleness, grpo_update, logprob_mismatches, training_row  # noqa: E402
 from plot import reward_curve_svg  # noqa: E402
 from polar_client import group_advantages  # noqa: E402
 
@@ -85,6 +85,12 @@ class GrpoTest(unittest.TestCase):
         self.assertEqual(stats.clipped_fraction, 1.0)
         self.assertAlmostEqual(stats.mean_ratio, 4.0, places=9)
         self.assertEqual(p.vector(), before)
+
+    def test_staleness_counts_from_the_oldest_call(self):
+        group = SimpleNamespace(rollouts=[rollout(SOLVE, 0.0, version=3), rollout(MIS, 0.0, version=2)])
+        self.assertEqual(group_staleness(group, 4), 2)  # a call at version 2
+        callless = SimpleNamespace(rollouts=[SimpleNamespace(traces=[], policy_version_started=4)])
+        self.assertEqual(group_staleness(callless, 4), 0)
 
     def test_a_seeded_bandit_run_climbs_from_0_2(self):
         rng = random.Random(0)
