@@ -92,6 +92,8 @@ class AsyncTrainerClient:
         self._ready_changed = asyncio.Event()
         self._handed: list[Group] = []
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        #: Task ids of submits not yet answered, by request id (recorded when `submitted` arrives).
+        self._submitting: dict[str, str] = {}
         self._resumes: deque[asyncio.Future[int]] = deque()
         self._next_request = 0
         self._ws: Any = None
@@ -189,9 +191,11 @@ class AsyncTrainerClient:
             request_id, task=task, n=n, harness=harness, model_name=model_name, settings=settings, env=env, sampling=sampling,
             builder=builder, priority=priority, metadata=metadata, early_stop_min_usable=early_stop_min_usable, advantages=advantages,
         )
-        answer: wire.SubmittedFrame = await self._request(request_id, frame, timeout)
-        task_id = task if isinstance(task, str) else task.task_id if isinstance(task, InlineTask) else str(task.get("task_id"))
-        self._assembler.submitted(answer.group_id, task_id)
+        self._submitting[request_id] = task if isinstance(task, str) else task.task_id if isinstance(task, InlineTask) else str(task.get("task_id"))
+        try:
+            answer: wire.SubmittedFrame = await self._request(request_id, frame, timeout)
+        finally:
+            self._submitting.pop(request_id, None)
         return Submitted(answer.group_id, list(answer.rollout_ids))
 
     async def pause(self, timeout: Optional[float] = None) -> int:
@@ -404,6 +408,7 @@ class AsyncTrainerClient:
             self._ready_changed.set()
             await self._top_up()
         elif isinstance(frame, wire.SubmittedFrame):
+            self._assembler.submitted(frame.group_id, self._submitting.get(frame.request_id))
             self._settle(frame.request_id, frame)
         elif isinstance(frame, wire.PausedFrame):
             self._settle(frame.request_id, frame)

@@ -73,6 +73,24 @@ class StandInTest(unittest.IsolatedAsyncioTestCase):
         hellos = coordinator.frames("hello")
         self.assertEqual([h["trainer_id"] for h in hellos], ["tr", "tr"])
 
+    async def test_a_dropped_connection_is_reopened_with_the_same_trainer_id(self):
+        async def script(conn, hello):
+            await conn.welcome(hello)
+            await conn.until(lambda fs: False, timeout=30)
+
+        async with StandIn(script) as coordinator:
+            client = AsyncTrainerClient(coordinator.url, "t", "tr", reconnect_delay=0.05)
+            await client.connect()
+            client.drop_connection()
+            for _ in range(200):
+                if coordinator.connections == 2 and client.connected and len(coordinator.frames("credit")) == 2:
+                    break
+                await asyncio.sleep(0.02)
+            self.assertEqual((coordinator.connections, client.counts.reconnects, client.connected), (2, 1, True))
+            # Credits are granted afresh on the new connection (the coordinator resets them).
+            self.assertEqual([f["n"] for f in coordinator.frames("credit")], [64, 64])
+            await client.close()
+
     async def test_finished_groups_the_caller_has_not_taken_hold_back_credits(self):
         async def script(conn, hello):
             await conn.welcome(hello)
