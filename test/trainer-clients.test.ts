@@ -20,6 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), "polar-clients-"));
 const processes = new PolarProcesses();
 const engine = await startMockEngine({ port: 0, tasks: TASKS, successProbability: 0.5, seed: 5 });
 let coordinator: { url: string; child: Child };
+const nodes: Child[] = [];
 let control: ReturnType<typeof Bun.serve>;
 
 const admin = (path: string) => fetch(`${coordinator.url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
@@ -34,18 +35,21 @@ async function restartCoordinator(): Promise<void> {
   coordinator.child.kill("SIGKILL");
   await coordinator.child.exited;
   coordinator = await startCoordinator(port);
-  await waitFor(bothNodesConnected, "both nodes back after the restart", 60_000);
+  await waitFor(bothNodesConnected, "both nodes back after the restart", 180_000);
 }
 
 beforeAll(async () => {
   coordinator = await startCoordinator();
-  for (const id of ["node-a", "node-b"]) {
-    processes.spawn(
+  // Node ids unique to this run: a node removes what an earlier life of its id left on the host.
+  for (const id of [`clients-${process.pid}-a`, `clients-${process.pid}-b`]) {
+    const node = processes.spawn(
       ["node", "--node-id", id, "--port", "0", "--db", join(dir, `${id}.db`), "--runtime", "process", "--engine", engine.url, "--coordinator", coordinator.url, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
       { POLAR_NODE_TOKEN: TOKENS.nodeToken },
+      "inherit",
     );
+    nodes.push(node);
   }
-  await waitFor(bothNodesConnected, "2 nodes connected", 60_000);
+  await waitFor(bothNodesConnected, "2 nodes connected", 180_000);
   // The Python suite asks for restarts over HTTP; one at a time.
   let chain = Promise.resolve();
   control = Bun.serve({
@@ -59,10 +63,13 @@ beforeAll(async () => {
       return Response.json({ url: coordinator.url });
     },
   });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   control?.stop(true);
+  // SIGTERM first: a node then removes its sandboxes (its id is not reused by a later run).
+  for (const node of nodes) node.kill("SIGTERM");
+  await Promise.race([Promise.all(nodes.map((n) => n.exited)), Bun.sleep(15_000)]);
   await processes.killAll();
   await engine.stop();
   rmSync(dir, { recursive: true, force: true });

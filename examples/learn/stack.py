@@ -78,7 +78,8 @@ class Stack:
         )
         self.coordinator_url = json.loads(_first_line(log, coordinator, 60))["url"]
         workers = str(self.workers_per_node)
-        for node_id in ("learn-a", "learn-b"):
+        # Ids unique to this run: a node removes what an earlier life of its id left on the host.
+        for node_id in (f"learn-{os.getpid()}-a", f"learn-{os.getpid()}-b"):
             self._spawn(
                 node_id,
                 ["node", "--node-id", node_id, "--port", "0", "--db", str(self.workdir / f"{node_id}.db"), "--runtime", "process", "--engine", self.engine_url,

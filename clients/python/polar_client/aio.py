@@ -408,7 +408,7 @@ class AsyncTrainerClient:
             self._ready_changed.set()
             await self._top_up()
         elif isinstance(frame, wire.SubmittedFrame):
-            self._assembler.submitted(frame.group_id, self._submitting.get(frame.request_id))
+            self._assembler.submitted(frame.group_id, self._submitting.get(frame.request_id), frame.rollout_ids)
             self._settle(frame.request_id, frame)
         elif isinstance(frame, wire.PausedFrame):
             self._settle(frame.request_id, frame)

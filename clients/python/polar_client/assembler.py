@@ -18,11 +18,14 @@ class GroupAssembler:
         self._rollouts: dict[str, dict[str, Rollout]] = {}
         self._frames: dict[str, GroupFrame] = {}
         self._tasks: dict[str, str] = {}
+        #: Member order of the groups this client submitted (the group frame's order may differ).
+        self._members: dict[str, list[str]] = {}
         self._delivered = RecentIds(delivered_kept)
 
-    def submitted(self, group_id: str, task_id: Optional[str]) -> None:
+    def submitted(self, group_id: str, task_id: Optional[str], rollout_ids: list[str]) -> None:
         if task_id is not None:
             self._tasks[group_id] = task_id
+        self._members[group_id] = list(rollout_ids)
 
     def already_delivered(self, group_id: str) -> bool:
         return group_id in self._delivered
@@ -54,10 +57,13 @@ class GroupAssembler:
         del self._frames[group_id]
         self._rollouts.pop(group_id, None)
         self._delivered.add(group_id)
+        members = self._members.pop(group_id, None)
+        order = members if members is not None and sorted(members) == sorted(frame.rollout_ids) else frame.rollout_ids
+        advantage = dict(zip(frame.rollout_ids, frame.advantages))
         return Group(
             group_id=group_id,
             status=frame.status,
             task_id=self._tasks.pop(group_id, None),
-            rollouts=[have[rid] for rid in frame.rollout_ids],
-            coordinator_advantages=list(frame.advantages),
+            rollouts=[have[rid] for rid in order],
+            coordinator_advantages=[advantage[rid] for rid in order],
         )

@@ -114,8 +114,10 @@ class Group:
     status: str
     #: The submitted task id, when this client submitted the group (the stream does not carry it).
     task_id: Optional[str]
+    #: One per member: in the order `submit` returned their ids when this client submitted the
+    #: group, else in the coordinator's group-message order.
     rollouts: list[Rollout]
-    #: The coordinator's advantages for the submit's `advantages` mode (None entries without reward).
+    #: The coordinator's advantages for the submit's `advantages` mode, aligned with `rollouts`.
     coordinator_advantages: list[Optional[float]]
 
     @property

@@ -73,6 +73,28 @@ class StandInTest(unittest.IsolatedAsyncioTestCase):
         hellos = coordinator.frames("hello")
         self.assertEqual([h["trainer_id"] for h in hellos], ["tr", "tr"])
 
+    async def test_rollouts_follow_the_submitted_order_whatever_the_group_frame_says(self):
+        async def script(conn, hello):
+            await conn.welcome(hello)
+            await conn.until(lambda fs: any(f["type"] == "submit" for f in fs))
+            submit = next(f for f in conn.received if f["type"] == "submit")
+            await conn.send({"type": "submitted", "request_id": submit["request_id"], "group_id": "g", "rollout_ids": ["x", "y"]})
+            await conn.send(group_frame("g", ["y", "x"], [1.0, 0.0], [0.5, -0.5]))
+            await conn.send(result_frame("y", "g"))
+            await conn.send(result_frame("x", "g", reward=0.0))
+            await conn.until(lambda fs: False, timeout=30)
+
+        async with StandIn(script) as coordinator:
+            client = AsyncTrainerClient(coordinator.url, "t", "tr")
+            await client.connect()
+            await client.submit("task-a", n=2, timeout=5)
+            group = await client.next_group(timeout=5)
+            self.assertEqual([r.rollout_id for r in group.rollouts], ["x", "y"])
+            self.assertEqual(group.coordinator_advantages, [-0.5, 0.5])
+            self.assertEqual(group.rewards, [0.0, 1.0])
+            self.assertEqual(group.task_id, "task-a")
+            await client.close()
+
     async def test_a_dropped_connection_is_reopened_with_the_same_trainer_id(self):
         async def script(conn, hello):
             await conn.welcome(hello)
