@@ -94,7 +94,8 @@ class AsyncTrainerClient:
         self._pending: dict[str, asyncio.Future[Any]] = {}
         #: Task ids of submits not yet answered, by request id (recorded when `submitted` arrives).
         self._submitting: dict[str, str] = {}
-        self._resumes: deque[asyncio.Future[int]] = deque()
+        #: Resumes waiting for `resumed`, oldest first, with the version each asked for.
+        self._resumes: deque[tuple[int, asyncio.Future[int]]] = deque()
         self._next_request = 0
         self._ws: Any = None
         self._connected = asyncio.Event()
@@ -207,15 +208,14 @@ class AsyncTrainerClient:
     async def resume(self, policy_version: int, timeout: Optional[float] = None) -> int:
         """Releases the nodes with a new policy version (never lower than the current one)."""
         await self._wait_connected(timeout)
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._resumes.append(future)
+        entry = (policy_version, asyncio.get_running_loop().create_future())
+        self._resumes.append(entry)
         try:
             await self._send(wire.resume(policy_version), required=True)
-        except PolarClientError:
-            if future in self._resumes:
-                self._resumes.remove(future)
-            raise
-        return await self._await(future, timeout)
+            return await self._await(entry[1], timeout)
+        finally:
+            if entry in self._resumes:
+                self._resumes.remove(entry)
 
     async def set_policy_version(self, version: int) -> None:
         """Tells the coordinator the trainer's policy version (staleness is measured against it)."""
@@ -324,7 +324,7 @@ class AsyncTrainerClient:
             log.debug("send failed: %s", err)
 
     def _fail_all(self, error: PolarClientError) -> None:
-        for future in list(self._pending.values()) + list(self._resumes):
+        for future in list(self._pending.values()) + [f for _, f in self._resumes]:
             if not future.done():
                 future.set_exception(error)
         self._pending.clear()
@@ -414,10 +414,12 @@ class AsyncTrainerClient:
             self._settle(frame.request_id, frame)
         elif isinstance(frame, wire.ResumedFrame):
             self.policy_version = frame.policy_version
-            if self._resumes:
-                future = self._resumes.popleft()
-                if not future.done():
-                    future.set_result(frame.policy_version)
+            for entry in list(self._resumes):
+                if entry[0] == frame.policy_version:
+                    self._resumes.remove(entry)
+                    if not entry[1].done():
+                        entry[1].set_result(frame.policy_version)
+                    break
         elif isinstance(frame, wire.ErrorFrame):
             self._on_error(frame)
 
@@ -453,7 +455,7 @@ class AsyncTrainerClient:
                 future.set_exception(error)
             return
         if frame.code == "conflict" and self._resumes:
-            future = self._resumes.popleft()
+            _, future = self._resumes.popleft()
             if not future.done():
                 future.set_exception(error)
             return

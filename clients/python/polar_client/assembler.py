@@ -45,10 +45,6 @@ class GroupAssembler:
         """Results held for groups that have not finished yet."""
         return sum(len(r) for r in self._rollouts.values())
 
-    @property
-    def waiting_groups(self) -> int:
-        return len(set(self._rollouts) | set(self._frames))
-
     def _complete(self, group_id: str) -> Optional[Group]:
         frame = self._frames.get(group_id)
         have = self._rollouts.get(group_id, {})

@@ -56,6 +56,3 @@ class RecentIds:
 
     def __contains__(self, item: object) -> bool:
         return item in self._ids
-
-    def __len__(self) -> int:
-        return len(self._ids)
