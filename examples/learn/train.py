@@ -150,8 +150,7 @@ def train(args: argparse.Namespace, stack: Stack, out: Path) -> list[StepRecord]
                 f"mismatches {mismatches}  {record.seconds:.0f} s",
                 flush=True,
             )
-        for group_id in list(in_flight):
-            client.cancel_group(group_id)
+    # The groups still in flight end with the cluster, which this run owns.
     return records
 
 
