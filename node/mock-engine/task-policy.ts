@@ -32,6 +32,16 @@ export interface TaskPolicyOptions {
   /** Chance that a session applies the gold patch (else the wrong one). */
   successProbability: number;
   seed: number;
+  /** Decides instead of `successProbability` and marks the first reply (trainable-policy.ts). */
+  chooser?: SolveChooser;
+}
+
+/** A learnable choice between fixing and not fixing a task, made once per session. */
+export interface SolveChooser {
+  /** Whether the session fixes the task, from its uniform draw `u` in [0, 1). */
+  fixes(taskId: string, u: number): boolean;
+  /** The first turn's step as the chooser shows its choice. */
+  mark(step: ScriptStep, fixes: boolean): ScriptStep;
 }
 
 /** The first command of a session that will not fix the bug (the success path uses `cat`). */
@@ -120,20 +130,26 @@ export class TaskPolicy {
     return this.tasks.length;
   }
 
+  get taskIds(): string[] {
+    return this.tasks.map((t) => t.id);
+  }
+
   /** The step for this prompt, or undefined when no known task's problem statement is in it. */
   step(promptText: string, facts: PromptFacts): ScriptStep | undefined {
     const prompt = collapse(promptText);
     const task = this.tasks.find((t) => prompt.includes(t.key));
     if (!task) return undefined;
-    const fixes = facts.turn === 0 ? this.decide(promptText) : !ownTurns(promptText).includes(WRONG_PATH_READ);
-    return fixes ? this.solvingStep(task, facts.turn) : this.wrongStep(task, facts.turn);
+    const fixes = facts.turn === 0 ? this.decide(task, promptText) : !ownTurns(promptText).includes(WRONG_PATH_READ);
+    const step = fixes ? this.solvingStep(task, facts.turn) : this.wrongStep(task, facts.turn);
+    return facts.turn === 0 && this.options.chooser ? this.options.chooser.mark(step, fixes) : step;
   }
 
-  private decide(promptText: string): boolean {
+  private decide(task: SolvableTask, promptText: string): boolean {
     const promptHash = fnv(promptText);
     const seen = this.sessionsSeen.get(promptHash) ?? 0;
     this.sessionsSeen.set(promptHash, seen + 1);
-    return unitFrom(this.options.seed, promptHash, seen) < this.options.successProbability;
+    const u = unitFrom(this.options.seed, promptHash, seen);
+    return this.options.chooser ? this.options.chooser.fixes(task.id, u) : u < this.options.successProbability;
   }
 
   private solvingStep(task: SolvableTask, turn: number): ScriptStep {
