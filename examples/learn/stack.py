@@ -60,10 +60,14 @@ class Stack:
     _children: list[subprocess.Popen] = field(default_factory=list)
 
     def _spawn(self, name: str, args: list[str], env: Optional[dict[str, str]] = None) -> tuple[subprocess.Popen, Path]:
+        """Starts a Polar process; its stdout (where it says where it listens) and its stderr (its
+        structured log) go to separate files, so the first stdout line is always the announcement."""
         log = self.workdir / f"{name}.log"
         out = open(log, "w")
-        child = subprocess.Popen([self.bun, str(POLAR), *args], stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=ROOT)
+        err = open(self.workdir / f"{name}.err.log", "w")
+        child = subprocess.Popen([self.bun, str(POLAR), *args], stdout=out, stderr=err, env={**os.environ, **(env or {})}, cwd=ROOT)
         out.close()
+        err.close()
         self._children.append(child)
         return child, log
 
