@@ -22,9 +22,8 @@ import { Pipeline } from "./pipeline/pipeline.ts";
 import type { HarnessRunner, RolloutEvaluator } from "./pipeline/ports.ts";
 import { recoverUnfinished, type RecoveryReport } from "./pipeline/recovery.ts";
 import { TaskBook } from "./pipeline/tasks.ts";
-import { createDockerRuntime } from "./runtime/docker.ts";
 import { createSandboxPool } from "./runtime/pool.ts";
-import { createProcessRuntime } from "./runtime/process.ts";
+import { openRuntime } from "./runtime/registry.ts";
 import type { SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
@@ -72,7 +71,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   const gateway = createGatewayApp({ config: gatewayConfig, store, backend });
   const sessions = createSessionService({ app: gateway.app, adminToken: config.admin_token, maxBodyBytes: gatewayConfig.maxBodyBytes });
 
-  const runtime = parts.runtime ?? (config.runtime === "docker" ? createDockerRuntime() : createProcessRuntime());
+  const runtime = parts.runtime ?? (await openRuntime(config.runtime));
   const recovery = await recoverUnfinished(repo, config.node_id, () => runtime.removeLeftovers(config.node_id));
   const pool = createSandboxPool({
     runtime,

@@ -14,14 +14,13 @@ import { startMockEngine } from "../mock-engine/index.ts";
 import { startNode } from "../main.ts";
 import { parseNodeConfig } from "../node-config.ts";
 import type { StageMetrics } from "../pipeline/pipeline.ts";
-import { probeDocker } from "../runtime/docker-probe.ts";
+import { openRuntime, RUNTIME_BACKENDS, runtimeHelp } from "../runtime/registry.ts";
 import { printSummary } from "./summary.ts";
 
-const RUNTIMES = ["process", "docker"] as const;
 const DEMO_HARNESSES = HARNESS_KINDS.filter((k) => k !== "command");
 const FLAGS: FlagSpecs = {
   harness: { type: "string", help: `harness: ${DEMO_HARNESSES.join(", ")} (the CLIs need scripts/install-harnesses.sh)`, default: "mini" },
-  runtime: { type: "string", help: "sandbox runtime: process (bwrap) | docker (needs an engine and polar-bookworm:dev)", default: "process" },
+  runtime: { type: "string", help: `sandbox runtime: ${runtimeHelp()}; docker needs the image polar-bookworm:dev`, default: "process" },
   tasks: { type: "string", help: "how many bundled tasks to submit", default: "3" },
   samples: { type: "string", help: "samples per task", default: "4" },
   out: { type: "string", help: "folder for the node's database and results.jsonl (default: a new temp folder)" },
@@ -38,11 +37,8 @@ export async function runDemoCli(argv: string[]): Promise<void> {
   if (!(DEMO_HARNESSES as readonly string[]).includes(harness)) throw new UsageError(`--harness must be one of ${DEMO_HARNESSES.join(", ")}`);
   const cli = CLI_OF[harness as HarnessKind];
   if (cli && !existsSync(pinnedBinary(cli))) throw new UsageError(`the ${harness} CLI is not installed (${pinnedBinary(cli)}); run scripts/install-harnesses.sh`);
-  const runtime = oneOf(flags, "runtime", RUNTIMES) ?? "process";
-  if (runtime === "docker") {
-    const probe = await probeDocker(["polar-bookworm:dev"]);
-    if (!probe.ok) throw new UsageError(`--runtime docker: ${probe.reason}`);
-  }
+  const runtimeName = oneOf(flags, "runtime", RUNTIME_BACKENDS) ?? "process";
+  const runtime = await openRuntime(runtimeName, { images: ["polar-bookworm:dev"] });
   const taskCount = intFlag(flags, "tasks") ?? 3;
   const samples = intFlag(flags, "samples") ?? 4;
   const dir = stringFlag(flags, "out") ?? mkdtempSync(join(tmpdir(), "polar-demo-"));
@@ -54,14 +50,15 @@ export async function runDemoCli(argv: string[]): Promise<void> {
       admin_token: ADMIN_TOKEN,
       port: 0,
       db: join(dir, "node.db"),
-      runtime,
+      runtime: runtimeName,
       engine: { urls: [engine.url] },
       sampling: { max_tokens_cap: MAX_TOKENS_CAP },
       workers: { init: 4, run: 4, postrun: 2, ready_backlog: 2 },
     }),
+    { runtime },
   );
   try {
-    log(`node ${node.url} (runtime ${runtime}${node.runtime.isolated ? "" : ", NOT isolated"}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness}`);
+    log(`node ${node.url} (runtime ${runtimeName}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness}`);
     const taskIds = await pickTasks(node.url, taskCount);
     const t0 = performance.now();
     for (const taskId of taskIds) {
