@@ -17,7 +17,9 @@ import type { NodeConfig } from "./node-config.ts";
 import { within } from "./pipeline/abortable.ts";
 import { deliverCallback } from "./pipeline/callback.ts";
 import { InProcessGatewaySessions } from "./pipeline/gateway-adapter.ts";
-import { runtimePreparer, sandboxHarnessRunner, taskEvaluator } from "./pipeline/node-ports.ts";
+import { RequirementCheck } from "./eval/requirements.ts";
+import { EvaluationStats } from "./eval/stats.ts";
+import { runtimePreparer, sandboxHarnessRunner, taskEvaluability, taskEvaluator } from "./pipeline/node-ports.ts";
 import { Pipeline } from "./pipeline/pipeline.ts";
 import type { HarnessRunner, RolloutEvaluator } from "./pipeline/ports.ts";
 import { recoverUnfinished, type RecoveryReport } from "./pipeline/recovery.ts";
@@ -82,6 +84,13 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   });
   const catalog = parts.catalog ?? (config.tasks === "" ? EMPTY_CATALOG : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE));
 
+  const defaultRuntime = config.default_image ? { image: config.default_image } : undefined;
+  // Each task's evaluation needs (pytest, node…), probed once per image in a sandbox of the pool;
+  // a node given its own evaluator (tests) judges by other rules.
+  const requirements = new RequirementCheck({ source: pool, backend: runtime.backend, ...(defaultRuntime ? { defaultRuntime } : {}) });
+  const evaluability = parts.evaluator ? undefined : taskEvaluability(requirements, (id) => catalog.get(id));
+  const evaluationStats = new EvaluationStats();
+
   const callbacks = new Set<Promise<void>>();
   const sending = new Set<string>();
   const sendCallback = (result: TaskResult) => {
@@ -109,7 +118,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       runWorkers: config.workers.run,
       postrunWorkers: config.workers.postrun,
       readyBacklog: config.workers.ready_backlog,
-      ...(config.default_image ? { defaultRuntime: { image: config.default_image } } : {}),
+      ...(defaultRuntime ? { defaultRuntime } : {}),
     },
     {
       store: repo,
@@ -118,7 +127,9 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       gateway: new InProcessGatewaySessions({ app: gateway.app, sessions, adminToken: config.admin_token }),
       runner: parts.runner ?? sandboxHarnessRunner({ defaultModel: config.engine.model }),
       evaluator: parts.evaluator ?? taskEvaluator(pool, (id) => catalog.get(id)),
+      ...(evaluability ? { evaluability } : {}),
       onResult: (result, rollout) => {
+        evaluationStats.record(result);
         void tasks?.onResult(result);
         link?.onResult(result, rollout.id);
       },
@@ -129,7 +140,19 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
 
   let draining = false;
   const app = new Hono();
-  app.route("/", rolloutRoutes({ nodeId: config.node_id, tasks, pipeline, catalog, warm: () => pool.warm(), isDraining: () => draining }));
+  app.route(
+    "/",
+    rolloutRoutes({
+      nodeId: config.node_id,
+      tasks,
+      pipeline,
+      catalog,
+      warm: () => pool.warm(),
+      isDraining: () => draining,
+      ...(evaluability ? { evaluable: async (request: TaskRequest) => (await evaluability.check(request, AbortSignal.timeout(120_000)))?.message ?? null } : {}),
+      evaluationErrors: () => evaluationStats.snapshot(),
+    }),
+  );
   app.post("/v1/admin/drain", (c) => {
     if (!isAdminToken(presentedKey(c.req.raw.headers), config.admin_token)) return c.json({ error: { code: "unauthorized", message: "the admin token is required" } }, 401);
     draining = true;

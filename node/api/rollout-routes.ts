@@ -2,7 +2,7 @@
 // a task, node status — so a trainer integration written for NVIDIA's rollout server works
 // unchanged. Errors answer as FastAPI does (`detail`), 422 naming each bad field.
 import { Hono, type Context } from "hono";
-import type { TaskSubmitted } from "../../protocol/rollout.ts";
+import type { TaskRequest, TaskSubmitted } from "../../protocol/rollout.ts";
 import { readTaskSubmission } from "../../lib/task-submission.ts";
 import { PolarError } from "../errors.ts";
 import type { Pipeline } from "../pipeline/pipeline.ts";
@@ -17,6 +17,10 @@ export interface RolloutRouteDeps {
   /** Ready sandboxes per pool key. */
   warm(): Record<string, number>;
   isDraining(): boolean;
+  /** Null when the request's task can be evaluated on this node; why not otherwise (answered 422). */
+  evaluable?(request: TaskRequest): Promise<string | null>;
+  /** Invalid evaluations so far, by cause (served in /rollout/status). */
+  evaluationErrors?(): Record<string, number>;
 }
 
 function detailError(c: Context, err: unknown): Response {
@@ -32,6 +36,9 @@ export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
     const submission = await readTaskSubmission(c.req.raw, (raw) => withTaskDefaults(raw, typeof raw.task_id === "string" ? deps.catalog.get(raw.task_id) : undefined));
     if (!submission.ok) return c.json({ detail: submission.detail }, 422);
     const { request, harness, strategy } = submission;
+    // A task this node can never score is refused before any rollout is spent on it.
+    const unevaluable = await deps.evaluable?.(request);
+    if (unevaluable) return c.json({ detail: unevaluable }, 422);
     try {
       await deps.tasks.submit(request, harness, strategy);
     } catch (err) {
@@ -63,6 +70,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
       metrics: deps.pipeline.metrics(),
       tasks: deps.tasks.counts(),
       warm_sandboxes: deps.warm(),
+      ...(deps.evaluationErrors ? { evaluation_errors: deps.evaluationErrors() } : {}),
     }),
   );
 

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { Task } from "../../protocol/task.ts";
 import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { openRuntime, RUNTIME_BACKENDS, runtimeChoices } from "../runtime/registry.ts";
+import { RequirementCheck } from "./requirements.ts";
 import { runtimeSource } from "./sandbox-source.ts";
 import { loadTaskFile } from "../../lib/task-file.ts";
 import { validateTasks, type TaskValidation } from "./validate.ts";
@@ -52,8 +53,10 @@ async function validate(argv: string[]): Promise<void> {
   const nodeId = `polar-validate-${randomBytes(4).toString("hex")}`;
   if (!json) console.log(`${"task".padEnd(40)} gold empty  ok    time   (${tasks.length} tasks, runtime ${backend})`);
   try {
+    const source = runtimeSource(runtime, nodeId);
     const results = await validateTasks(tasks, {
-      source: runtimeSource(runtime, nodeId),
+      source,
+      requirements: new RequirementCheck({ source, backend }),
       concurrency: intFlag(values, "concurrency") ?? 2,
       onResult: (r) => {
         const { gold: _gold, empty: _empty, ...summary } = r;
@@ -61,7 +64,11 @@ async function validate(argv: string[]): Promise<void> {
       },
     });
     const failed = results.filter((r) => !r.ok).length;
-    if (!json) console.log(`${results.length - failed}/${results.length} tasks valid${loaded.issues ? `, ${loaded.issues} malformed row issue(s)` : ""}`);
+    const unevaluable = results.filter((r) => !r.evaluable).length;
+    if (!json) {
+      const notes = [...(unevaluable ? [`${unevaluable} cannot be evaluated on this host`] : []), ...(loaded.issues ? [`${loaded.issues} malformed row issue(s)`] : [])];
+      console.log(`${results.length - failed}/${results.length} tasks valid${notes.length ? `, ${notes.join(", ")}` : ""}`);
+    }
     if (failed > 0 || loaded.issues > 0 || tasks.length === 0) process.exitCode = 1;
   } finally {
     await runtime.removeLeftovers(nodeId).catch(() => undefined);

@@ -35,3 +35,15 @@ export function parseUnittest(output: string): TestReport {
   }
   return report;
 }
+
+/** `Ran 3 tests in 0.002s`: unittest's runner got as far as running (even zero tests). */
+export function unittestRan(output: string): boolean {
+  return /^Ran \d+ tests? in /m.test(output);
+}
+
+/** Modules unittest could not import (reported as `unittest.loader._FailedTest`). */
+export function unittestCollectionErrors(output: string): string[] {
+  const modules = new Set<string>();
+  for (const match of output.matchAll(/^ImportError: Failed to import test module: (\S+)$/gm)) modules.add(match[1]!);
+  return [...modules];
+}
