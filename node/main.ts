@@ -26,7 +26,7 @@ import { recoverUnfinished, type RecoveryReport } from "./pipeline/recovery.ts";
 import { TaskBook } from "./pipeline/tasks.ts";
 import { createSandboxPool } from "./runtime/pool.ts";
 import { openRuntime } from "./runtime/registry.ts";
-import type { SandboxRuntime } from "./runtime/types.ts";
+import type { Mount, SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
 
@@ -39,6 +39,8 @@ export interface NodeParts {
   runner?: HarnessRunner;
   evaluator?: RolloutEvaluator;
   catalog?: TaskCatalog;
+  /** Host paths every sandbox gets besides the harness mounts (a toolchain; in tests, a python without pytest). */
+  mounts?: Mount[];
 }
 
 export interface RunningNode {
@@ -78,7 +80,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   const pool = createSandboxPool({
     runtime,
     nodeId: config.node_id,
-    mounts: harnessMounts(),
+    mounts: [...harnessMounts(), ...(parts.mounts ?? [])],
     maxReadyPerKey: config.pool.max_ready_per_key,
     maxConcurrentStarts: config.pool.max_concurrent_starts,
   });

@@ -1,0 +1,48 @@
+// Why: tests that run the bundled tasks in process sandboxes need host programs a fresh machine
+// may lack (bwrap; python3 with pytest, which sandboxes see through the host's /usr); without
+// them the tests skip visibly, naming the missing piece and how to get it — and CI, which
+// installs them, sets POLAR_REQUIRE_BWRAP=1 / POLAR_REQUIRE_PYTEST=1 so a skip becomes a failure.
+import { test } from "bun:test";
+
+/** The PATH process sandboxes see (the host's system folders, never a user's pyenv). */
+const SANDBOX_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+export type HostTool = "bwrap" | "pytest";
+
+const REQUIRE: Record<HostTool, string> = { bwrap: "POLAR_REQUIRE_BWRAP", pytest: "POLAR_REQUIRE_PYTEST" };
+
+function present(argv: string[]): boolean {
+  try {
+    return Bun.spawnSync(argv, { env: { PATH: SANDBOX_SYSTEM_PATH }, stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+  } catch {
+    return false;
+  }
+}
+
+const missing: Record<HostTool, () => string | null> = {
+  bwrap: () => (Bun.which("bwrap") ? null : "bwrap not installed — bash scripts/setup.sh (as root) or apt-get install bubblewrap"),
+  pytest: () =>
+    present(["/bin/sh", "-c", "python3 -c 'import pytest'"]) ? null : "pytest for the system python3 not installed — bash scripts/setup.sh (as root) or apt-get install python3-pytest",
+};
+
+/** Why `tool` is missing on this host (the sandbox's view), or null when it is there. */
+export function hostToolMissing(tool: HostTool): string | null {
+  return missing[tool]();
+}
+
+/** Whether CI demands `tool` (POLAR_REQUIRE_…=1): its tests then run, and fail, without it. */
+export function required(tool: HostTool): boolean {
+  return process.env[REQUIRE[tool]] === "1";
+}
+
+/**
+ * `test`, or — when one of `tools` is missing and not required — a `test` that registers each
+ * case as skipped with the missing piece in its name.
+ */
+export function testNeeding(...tools: HostTool[]): TestFn {
+  const reasons = tools.filter((t) => !required(t)).map(hostToolMissing).filter((r): r is string => r !== null);
+  if (reasons.length === 0) return (name, fn, timeoutMs) => test(name, fn, timeoutMs);
+  return (name) => test.skip(`${name} [SKIPPED: ${reasons.join("; ")}]`, () => {});
+}
+
+export type TestFn = (name: string, fn: () => void | Promise<unknown>, timeoutMs?: number) => void;
