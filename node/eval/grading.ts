@@ -76,10 +76,15 @@ export function scoreTests(task: Task, report: TestReport): TestScore {
  * holding named tests, or a file the task's test patch adds or changes — and the named tests in it.
  */
 function collectedLocation(location: string, parser: TestParserName, task: Task, testPatchFiles: Set<string>): { own: boolean; tests: string[] } {
-  const prefix = parser === "pytest" ? `${location}::` : `${location}.`;
-  const tests = [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS].filter((n) => n.startsWith(prefix));
-  const asFile = parser === "unittest" ? `${location.replaceAll(".", "/")}.py` : location;
-  return { own: tests.length > 0 || testPatchFiles.has(asFile), tests };
+  const named = [...task.FAIL_TO_PASS, ...task.PASS_TO_PASS];
+  if (parser === "pytest") {
+    const tests = named.filter((n) => n.startsWith(`${location}::`));
+    return { own: tests.length > 0 || testPatchFiles.has(location), tests };
+  }
+  // unittest names a module by its dotted path when it discovered it, by its last part when loaded by name.
+  const tests = named.filter((n) => n.startsWith(`${location}.`) || n.includes(`.${location}.`));
+  const asFile = `${location.replaceAll(".", "/")}.py`;
+  return { own: tests.length > 0 || [...testPatchFiles].some((f) => f === asFile || f.endsWith(`/${asFile}`)), tests };
 }
 
 export function gradeTestRun(task: Task, parser: TestParserName, run: TestRun): Grade {

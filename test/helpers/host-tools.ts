@@ -39,8 +39,13 @@ export function required(tool: HostTool): boolean {
  * `test`, or — when one of `tools` is missing and not required — a `test` that registers each
  * case as skipped with the missing piece in its name.
  */
+/** Why the tools that are not required are missing (empty when all are there, or required). */
+export function missingTools(...tools: HostTool[]): string[] {
+  return tools.filter((t) => !required(t)).map(hostToolMissing).filter((r): r is string => r !== null);
+}
+
 export function testNeeding(...tools: HostTool[]): TestFn {
-  const reasons = tools.filter((t) => !required(t)).map(hostToolMissing).filter((r): r is string => r !== null);
+  const reasons = missingTools(...tools);
   if (reasons.length === 0) return (name, fn, timeoutMs) => test(name, fn, timeoutMs);
   return (name) => test.skip(`${name} [SKIPPED: ${reasons.join("; ")}]`, () => {});
 }

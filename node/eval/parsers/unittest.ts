@@ -24,7 +24,8 @@ export function parseUnittest(output: string): TestReport {
     const line = raw.trimEnd();
     const head = HEAD.exec(line);
     const verdict = VERDICT.exec(line);
-    if (head) pending = testId(head[1]!, head[2]!);
+    // A module that failed to import is not a test (unittestCollectionErrors reports it).
+    if (head) pending = head[2]!.startsWith("unittest.loader._FailedTest") ? undefined : testId(head[1]!, head[2]!);
     if (verdict && pending !== undefined) {
       record(report, pending, outcome(verdict[1]!));
       pending = undefined;
