@@ -66,9 +66,21 @@ if [ ${#missing_packages[@]} -gt 0 ]; then
 fi
 
 # Installed is not enough: bwrap needs user namespaces (some containers and hardened kernels
-# forbid them). The same flags the process runtime uses, on a trivial command.
-if ! err=$(bwrap --ro-bind / / --proc /proc --dev /dev --unshare-all --die-with-parent --new-session true 2>&1); then
-  echo "polar setup: bwrap is installed but cannot create a sandbox here (${err:-no message}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or use --runtime docker" >&2
+# forbid them) and a /proc of its own. The same flags the process runtime uses, on `true`.
+bwrap_works() {
+  err=$(bwrap --ro-bind / / --proc /proc --dev /dev --unshare-all --die-with-parent --new-session --cap-drop ALL true 2>&1)
+}
+# Docker masks parts of a container's /proc (kcore, keys, …) with mounts over them; the kernel
+# then refuses a sandbox a fresh /proc unless some proc mount is fully visible (its
+# mnt_already_visible rule). As root in such a container, one unmasked proc mounted at
+# /run/polar/proc is that mount; sandboxes never see /run. It lasts until the container stops.
+PROC_DIR=/run/polar/proc
+if ! bwrap_works && [ "$CHECK_ONLY" = 0 ] && [ "$(id -u)" = 0 ] && [[ "$err" == *"Can't mount proc"* ]] && ! mountpoint -q "$PROC_DIR" 2>/dev/null; then
+  say "bwrap cannot mount a /proc for its sandboxes (this container masks parts of its own /proc): mounting an unmasked proc at $PROC_DIR, which sandboxes do not see"
+  mkdir -p "$PROC_DIR" && mount -t proc -o nosuid,nodev,noexec proc "$PROC_DIR" || { echo "polar setup: mount -t proc proc $PROC_DIR failed" >&2; exit 3; }
+fi
+if ! bwrap_works; then
+  echo "polar setup: bwrap is installed but cannot create a sandbox here (${err:-no message}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1), or use --runtime docker" >&2
   exit 3
 fi
 say "ready: the process runtime and the bundled Python and JavaScript tasks can run here"

@@ -27,13 +27,28 @@ interface RuntimeEntry {
 /** The apt package and the setup script that install bwrap, named in every message about it. */
 export const BWRAP_HINT = "install bubblewrap (apt-get install bubblewrap, or run `bash scripts/setup.sh` as root)";
 
+/**
+ * Why bwrap cannot create a sandbox on this machine (no user namespaces; a container whose masked
+ * /proc keeps it from mounting one), or null: bwrap with the process runtime's namespaces and a
+ * fresh /proc, on `true` — once, before any rollout would fail on it.
+ */
+function bwrapFailure(bwrap: string): string | null {
+  const run = Bun.spawnSync([bwrap, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "true"], { stdout: "ignore", stderr: "pipe" });
+  return run.exitCode === 0 ? null : run.stderr.toString().trim() || `exit ${run.exitCode}`;
+}
+
 const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
   process: {
     summary: "process (each sandbox under bwrap on this host)",
     async open(options) {
       const [{ createProcessRuntime }, { findBwrap }] = await Promise.all([import("./process.ts"), import("./bwrap.ts")]);
-      if (findBwrap() === null && !options.allowUnisolated) {
+      const bwrap = findBwrap();
+      if (bwrap === null && !options.allowUnisolated) {
         throw new PolarError("bad_request", `the process runtime needs bwrap, which is not installed: ${BWRAP_HINT}; or use --runtime docker`);
+      }
+      const failure = bwrap === null ? null : bwrapFailure(bwrap);
+      if (failure !== null) {
+        throw new PolarError("bad_request", `bwrap cannot create a sandbox on this machine (${failure}): run \`bash scripts/setup.sh\` as root (in a container it mounts the unmasked /proc bwrap needs), allow unprivileged user namespaces, or use --runtime docker`);
       }
       return createProcessRuntime();
     },
