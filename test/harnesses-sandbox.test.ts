@@ -136,7 +136,8 @@ for (const runtime of await sandboxRuntimes()) {
           model: MODEL,
           instruction: "probe",
           limits: { timeoutMs: 60_000 },
-          options: { argv: ["node", "-e", probe] },
+          // ESM: its top-level await runs on Node 18 (Debian bookworm's) too.
+          options: { argv: ["node", "--input-type=module", "-e", probe] },
         });
         expect(result.error).toBeUndefined();
         const statuses = z
