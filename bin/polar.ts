@@ -5,13 +5,15 @@ import { z } from "zod";
 import { reexecWithAllocatorOptions } from "../lib/allocator-options.ts";
 import { UsageError } from "../lib/cli-args.ts";
 import { TaskFileError } from "../lib/task-file.ts";
-import { PolarError } from "../node/errors.ts";
+import { PolarError } from "../protocol/errors.ts";
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<void> }> = {
   demo: { summary: "run the embedded demo: mock engine + gateway + the mini agent, then print the recorded calls", run: async (a) => (await import("../node/demo/cli.ts")).runDemoCli(a) },
   gateway: { summary: "run the LLM gateway", run: async (a) => (await import("../node/gateway/cli.ts")).runGatewayCli(a) },
-  tasks: { summary: "task files: validate (gold patch → reward 1, unmodified repository → reward 0)", run: async (a) => (await import("../node/eval/cli.ts")).runTasksCli(a) },
+  tasks: { summary: "task files: validate (gold patch → reward 1, unmodified repository → reward 0), import exercism", run: async (a) => (await import("../node/eval/cli.ts")).runTasksCli(a) },
+  generate: { summary: "offline trajectories / SFT data: rollouts against an endpoint or the mock engine, accepted ones as chat + token rows (resumable)", run: async (a) => (await import("../node/generate/cli.ts")).runGenerateCli(a) },
   node: { summary: "run the node agent: gateway, sandbox pool, rollout pipeline and Polar's rollout API", run: async (a) => (await import("../node/node-cli.ts")).runNodeCli(a) },
+  gym: { summary: "run a NeMo Gym agent server (POST /run, /aggregate_metrics) in front of a node: each row is one rollout", run: async (a) => (await import("../node/gym/cli.ts")).runGymCli(a) },
   coordinator: { summary: "run the coordinator: queue, load balancing across nodes, trainer streams, admin API", run: async (a) => (await import("../coordinator/cli.ts")).runCoordinatorCli(a) },
   "mock-engine": { summary: "run the vLLM/SGLang-compatible mock engine", run: async (a) => (await import("../node/mock-engine/cli.ts")).runMockEngineCli(a) },
 };
@@ -22,7 +24,7 @@ function usage(): string {
 }
 
 /** Commands that carry the gateway: they run with the allocator kept from returning pages (lib/allocator-options.ts). */
-const GATEWAY_COMMANDS = new Set(["gateway", "node"]);
+const GATEWAY_COMMANDS = new Set(["gateway", "node", "gym"]);
 
 async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;

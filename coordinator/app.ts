@@ -1,7 +1,8 @@
 // Why: the coordinator's HTTP surface in one hono app — health, Polar's rollout API, admin,
 // Prometheus metrics and the dashboard — built from parts passed in, opening nothing itself.
 import { Hono } from "hono";
-import type { CallbackSender } from "./callbacks.ts";
+import type { CallbackSender } from "../lib/rollout-api/callbacks.ts";
+import { adminErrorResponse, asPolarError, describeCause, PolarError } from "../protocol/errors.ts";
 import type { CoordinatorConfig } from "./config.ts";
 import type { Coordinator } from "./coordinator.ts";
 import { adminRoutes } from "./routes/admin.ts";
@@ -13,15 +14,20 @@ import type { TaskCatalog } from "./task-catalog.ts";
 export function createCoordinatorApp(deps: { coordinator: Coordinator; config: CoordinatorConfig; tasks: TaskCatalog; callbacks: CallbackSender }): Hono {
   const { coordinator, config } = deps;
   const app = new Hono();
-  app.get("/health", (c) => c.json({ ok: true, policy_version: coordinator.policyVersion, paused: coordinator.paused, nodes: [...coordinator.nodes.values()].filter((n) => n.peer).length }));
+  app.get("/health", (c) => c.json({ ok: true, policy_version: coordinator.policyVersion, paused: coordinator.isPaused, nodes: [...coordinator.nodes.values()].filter((n) => n.peer).length }));
   app.get("/", (c) => c.html(DASHBOARD_HTML));
   app.get("/metrics", async (c) => c.text(await metricsText(coordinator), 200, { "content-type": "text/plain; version=0.0.4" }));
-  app.route("/rollout", rolloutApiRoutes(coordinator, deps.tasks, deps.callbacks));
+  app.route("/", rolloutApiRoutes(coordinator, deps.tasks, deps.callbacks, config.callbackOnCancel));
   app.route("/v1/admin", adminRoutes(coordinator, config.adminToken));
-  app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404));
+  app.notFound((c) => {
+    const { body, status } = adminErrorResponse(new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`));
+    return c.json(body, status as 404);
+  });
   app.onError((err, c) => {
-    console.error(JSON.stringify({ level: "error", where: `http ${c.req.method} ${c.req.path}`, error: err.name }));
-    return c.json({ error: { code: "internal", message: "internal error" } }, 500);
+    const e = asPolarError(err);
+    if (e.code === "internal") console.error(JSON.stringify({ ts: new Date().toISOString(), level: "error", event: "http.failed", method: c.req.method, path: c.req.path, cause: describeCause(e.cause) }));
+    const { body, status } = adminErrorResponse(e);
+    return c.json(body, status as 500);
   });
   return app;
 }

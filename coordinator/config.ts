@@ -38,6 +38,8 @@ export const CoordinatorConfig = z
     resultCacheBytes: z.number().int().nonnegative().default(64 * 1024 * 1024),
     /** JSONL task file trainers and rollout API requests may name tasks from. */
     tasks: z.string().optional(),
+    /** Also POST a rollout-API task's TaskResult to its callback_url when it was cancelled (Polar posts nothing then). */
+    callbackOnCancel: z.boolean().default(false),
   })
   .refine((c) => new Set([c.nodeToken, c.trainerToken, c.adminToken]).size === 3, { message: "node, trainer and admin tokens must differ", path: ["adminToken"] });
 export type CoordinatorConfig = z.infer<typeof CoordinatorConfig>;

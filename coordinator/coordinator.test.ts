@@ -202,6 +202,6 @@ describe("coordinator", () => {
     ws.send(JSON.stringify({ type: "nope" }));
     await waitFor(() => closedWith !== 0, "disconnect after 3 bad frames");
     expect(closedWith).toBe(1008);
-    expect(frames.filter((f) => f.type === "error" && f.code === "bad_frame").length).toBe(3);
+    expect(frames.filter((f) => f.type === "error" && f.code === "bad_request").length).toBe(3);
   }, T);
 });

@@ -1,95 +1,132 @@
-// Why: the coordinator's state and every decision it makes — what is queued, which node runs
-// what, when a rollout is finished, requeued or cancelled, when a group completes — in one place,
-// independent of the WebSocket and HTTP transports (link handlers and routes call into it).
-// Every change that someone will be told about is written to the store first, through one
-// ordered write chain, so the store never disagrees with what was sent.
+// Why: the coordinator's one entry point for the transports (link handlers, routes): it owns
+// the state — rollout and node tables with their movers, running groups, policy version, pause
+// — and exposes each decision as a method, delegating to the part that makes it (dispatch,
+// outcomes, node presence, restore). Every change someone will be told about is written to the
+// store first, through one ordered write chain, and announced on the typed event bus.
 import { randomBytes } from "node:crypto";
-import type { Assignment, ReportedResult } from "../protocol/node-link.ts";
+import { EventBus, type ListenerErrorSink } from "../lib/events.ts";
+import { PolarError } from "../protocol/errors.ts";
+import type { GatewayLatency, NodeHello, ReportedResult, StageLoad } from "../protocol/node-link.ts";
 import type { TaskRequest } from "../protocol/rollout.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import type { CoordinatorConfig } from "./config.ts";
-import { groupFromRow, isComplete, usableCount, type GroupState } from "./groups.ts";
-import { LeastLoaded, newNodeState, type NodeState } from "./nodes.ts";
-import { RolloutQueue } from "./queue.ts";
-import { isUsable, sessionReward, streamedResult, syntheticErrorResult } from "./results.ts";
+import type { CoordinatorCore } from "./core.ts";
+import { countEvents, type CoordinatorCounters } from "./counters.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import type { CoordinatorEvents } from "./events.ts";
 import { GroupCommit } from "./group-commit.ts";
-import type { CoordinatorRepo, NewRollout, StoredResult, TERMINAL_ROLLOUT_STATES } from "./store/repo.ts";
-import { newTrainerStream, ResultCache, type TrainerStream } from "./trainer-streams.ts";
-
-export type TerminalState = (typeof TERMINAL_ROLLOUT_STATES)[number];
-
-export interface RolloutState {
-  id: string;
-  groupId: string;
-  idx: number;
-  image: string;
-  priority: number;
-  seq: number;
-  state: "queued" | "assigned";
-  nodeId: string | null;
-  attempt: number;
-  policyVersionStarted: number | null;
-  /** The node-side stage last reported (init, run, postrun…). */
-  stage: string | null;
-}
-
-export interface CoordinatorEvents {
-  /** A group finished (every member has a result): trainer `group` message or rollout API callback. */
-  groupFinished(group: GroupState): void;
-  /** A stored result is ready for its trainer's stream. */
-  resultReady(trainerId: string, result: StreamedResult): void;
-}
-
-export interface CoordinatorCounters {
-  dispatched: number;
-  results_accepted: number;
-  results_late_dropped: number;
-  results_streamed: number;
-  results_streamed_bytes: number;
-  requeued: number;
-  nodes_lost: number;
-  /** Stage durations summed from results' timings (ms) and their count. */
-  stage_ms: Record<string, { sum: number; count: number }>;
-}
-
-const DISPATCH_BATCH = 4096;
-const STAGE_TIMINGS = ["init_ms", "ready_queue_ms", "run_ms", "postrun_queue_ms", "postrun_ms", "container_start_ms", "prepare_ms", "agent_exec_ms", "build_ms", "eval_ms", "e2e_ms"];
+import type { GroupState } from "./groups.ts";
+import { leastLoadedWarmFirst } from "./least-loaded-policy.ts";
+import { NodePresence } from "./node-presence.ts";
+import { NodeBook, slots, type NodePeer, type NodeState } from "./node-states.ts";
+import { Outcomes } from "./outcomes.ts";
+import { cancelStale } from "./policy-versions.ts";
+import type { RolloutQueue } from "./queue.ts";
+import { restoreFromStore } from "./restore.ts";
+import { RolloutBook, type LiveRollout } from "./rollout-states.ts";
+import type { SchedulingPolicy } from "./scheduling.ts";
+import type { CoordinatorRepo, NewRollout } from "./store/repo.ts";
+import { ResultCache } from "./trainer-streams.ts";
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`;
 
+/** The rollout API routes' listener (kept as it was; new code listens on `events`). */
+export interface GroupListener {
+  groupFinished?(group: GroupState): void;
+}
+
+export interface CoordinatorOptions {
+  now?: () => number;
+  policy?: SchedulingPolicy;
+  /** Where a throwing event listener is reported (default: a JSON line on stderr). */
+  onListenerError?: ListenerErrorSink;
+}
+
 export class Coordinator {
-  readonly queue = new RolloutQueue();
-  readonly active = new Map<string, RolloutState>();
-  readonly groups = new Map<string, GroupState>();
-  readonly nodes = new Map<string, NodeState>();
-  readonly trainers = new Map<string, TrainerStream>();
+  readonly events: EventBus<CoordinatorEvents>;
+  /** Totals for /metrics and the admin stats, counted from `events`. */
+  readonly counters: Readonly<CoordinatorCounters>;
+  /** Fresh results for trainer streams, within a byte budget. */
   readonly cache: ResultCache;
-  readonly counters: CoordinatorCounters = { dispatched: 0, results_accepted: 0, results_late_dropped: 0, results_streamed: 0, results_streamed_bytes: 0, requeued: 0, nodes_lost: 0, stage_ms: {} };
-  policyVersion = 0;
-  paused = false;
+  private readonly rolloutBook: RolloutBook;
+  private readonly nodeBook: NodeBook;
+  private readonly running = new Map<string, GroupState>();
+  private readonly core: CoordinatorCore;
+  private readonly dispatcher: Dispatcher;
+  private readonly outcomes: Outcomes;
+  private readonly presence: NodePresence;
+  private readonly acks: GroupCommit<{ trainerId: string; ids: string[] }>;
+  private readonly groupListeners: GroupListener[] = [];
+  private version = 0;
+  private paused = false;
   private seq = 0;
   private chain: Promise<unknown> = Promise.resolve();
-  private dispatchScheduled = false;
-  private dispatching = false;
-  private dispatchAgain = false;
-  private readonly listeners: Partial<CoordinatorEvents>[] = [];
-  private readonly results = new GroupCommit<StoredResult>((write) => this.persist(write), (batch) => this.repo.saveResults(batch, this.now()));
-  /** Trainer acknowledgements, written in batches. */
-  readonly acks = new GroupCommit<{ trainerId: string; ids: string[] }>(
-    (write) => this.persist(write),
-    (batch) => this.repo.ack(batch, this.now()),
-  );
+  private readonly now: () => number;
 
   constructor(
     readonly config: CoordinatorConfig,
     readonly repo: CoordinatorRepo,
-    private readonly now: () => number = Date.now,
+    options: CoordinatorOptions = {},
   ) {
+    this.now = options.now ?? Date.now;
+    this.events = new EventBus<CoordinatorEvents>(options.onListenerError);
+    this.counters = countEvents(this.events);
     this.cache = new ResultCache(config.resultCacheBytes);
+    this.nodeBook = new NodeBook(this.events, config.nodeGraceMs, (node) => void this.presence.graceExpired(node), this.now);
+    this.rolloutBook = new RolloutBook(this.events, (id) => this.nodeBook.get(id), this.now);
+    this.core = {
+      config,
+      repo,
+      events: this.events,
+      rollouts: this.rolloutBook,
+      nodes: this.nodeBook,
+      groups: this.running,
+      now: this.now,
+      persist: (write) => this.persist(write),
+      policyVersion: () => this.version,
+      isPaused: () => this.paused,
+      scheduleDispatch: () => this.dispatcher.schedule(),
+    };
+    this.dispatcher = new Dispatcher(this.core, options.policy ?? leastLoadedWarmFirst);
+    this.outcomes = new Outcomes(this.core, (group) => {
+      for (const l of this.groupListeners) this.events.guarded("group.finished", () => l.groupFinished?.(group));
+    });
+    this.presence = new NodePresence(this.core, this.outcomes);
+    this.acks = new GroupCommit((write) => this.persist(write), (batch) => repo.ack(batch, this.now()));
   }
 
-  on(listener: Partial<CoordinatorEvents>): void {
-    this.listeners.push(listener);
+  // ---- read-only views (routes, handlers) ---------------------------------------------------
+
+  get policyVersion(): number {
+    return this.version;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Running groups by id. */
+  get groups(): ReadonlyMap<string, GroupState> {
+    return this.running;
+  }
+
+  /** Known nodes (connected, draining, or disconnected within their grace). */
+  get nodes(): { get(id: string): Readonly<NodeState> | undefined; values(): IterableIterator<Readonly<NodeState>> } {
+    return this.nodeBook;
+  }
+
+  /** Unfinished rollouts (queued or assigned). */
+  get active(): { get(id: string): Readonly<LiveRollout> | undefined; values(): IterableIterator<Readonly<LiveRollout>>; readonly size: number } {
+    return this.rolloutBook;
+  }
+
+  get queue(): Pick<RolloutQueue, "size" | "demandByImage"> {
+    return this.rolloutBook.queue;
+  }
+
+  /** For the rollout API routes (they read the finished group); new listeners use `events.on("group.finished", …)`. */
+  on(listener: GroupListener): void {
+    this.groupListeners.push(listener);
   }
 
   /** Runs store writes one after another, in the order decisions were made. */
@@ -99,45 +136,14 @@ export class Coordinator {
     return next;
   }
 
-  /** Reloads what a previous life left: running groups, queued and assigned rollouts. */
+  /** Reloads what a previous life left (see restore.ts), then dispatches. */
   async restore(): Promise<void> {
-    this.policyVersion = Number((await this.repo.getMeta("policy_version")) ?? 0);
+    this.version = Number((await this.repo.getMeta("policy_version")) ?? 0);
     this.seq = await this.repo.maxSeq();
-    const { groups, rollouts } = await this.repo.loadActive();
-    const members = new Map<string, string[]>();
-    for (const r of rollouts) (members.get(r.groupId) ?? members.set(r.groupId, []).get(r.groupId)!).push(r.id);
-    for (const row of groups) this.groups.set(row.id, groupFromRow(row, []));
-    for (const done of await this.repo.finishedOfGroups(groups.map((g) => g.id))) {
-      const group = this.groups.get(done.groupId);
-      if (group) group.outcomes.set(done.id, { status: done.state, reward: null, usable: done.state === "completed" });
-    }
-    for (const r of rollouts) {
-      const group = this.groups.get(r.groupId);
-      if (!group) continue;
-      group.members.push(r.id);
-      const state: RolloutState = { id: r.id, groupId: r.groupId, idx: r.idx, image: r.image, priority: r.priority, seq: r.seq, state: "queued", nodeId: null, attempt: r.attempt, policyVersionStarted: r.policyVersionStarted, stage: null };
-      this.active.set(r.id, state);
-      if (r.state === "assigned" && r.nodeId) {
-        // The node may still be running it: wait for it to reconnect (grace) before requeueing.
-        state.state = "assigned";
-        state.nodeId = r.nodeId;
-        const node = this.nodes.get(r.nodeId) ?? this.addDisconnectedNode(r.nodeId);
-        node.assigned.add(r.id);
-      } else {
-        this.queue.push(state);
-      }
-    }
-    this.scheduleDispatch();
+    await restoreFromStore(this.core, this.outcomes);
   }
 
-  private addDisconnectedNode(id: string): NodeState {
-    const node = newNodeState(id, this.now());
-    this.nodes.set(id, node);
-    this.startGrace(node);
-    return node;
-  }
-
-  // ---- groups in ------------------------------------------------------------------------
+  // ---- groups -----------------------------------------------------------------------------------
 
   /** Accepts a group: stored with its rollouts before anyone hears of it, then queued. */
   async submitGroup(args: {
@@ -154,9 +160,7 @@ export class Coordinator {
     const image = args.request.runtime?.image ?? "default";
     const priority = args.request.dispatch_priority;
     const rows: NewRollout[] = [];
-    for (let idx = 0; idx < args.n; idx++) {
-      rows.push({ id: newId("ro"), groupId, idx, seq: ++this.seq, state: "queued", priority, image, attempt: 0, createdAt: now });
-    }
+    for (let idx = 0; idx < args.n; idx++) rows.push({ id: newId("ro"), groupId, idx, seq: ++this.seq, state: "queued", priority, image, attempt: 0, createdAt: now });
     const group: GroupState = { id: groupId, ...args, members: rows.map((r) => r.id), outcomes: new Map(), stopping: false, cancelled: false };
     await this.persist(() =>
       this.repo.insertGroup(
@@ -164,242 +168,119 @@ export class Coordinator {
         rows,
       ),
     );
-    this.groups.set(groupId, group);
+    this.running.set(groupId, group);
+    this.events.emit("group.created", { group_id: groupId, task_id: args.taskId, trainer_id: args.trainerId, n: args.n, priority, image, rollout_ids: group.members, at: now });
     for (const row of rows) {
-      const state: RolloutState = { id: row.id, groupId, idx: row.idx, image, priority, seq: row.seq, state: "queued", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null };
-      this.active.set(row.id, state);
-      this.queue.push(state);
+      this.rolloutBook.add({ id: row.id, groupId, idx: row.idx, image, priority, seq: row.seq!, state: "queued", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null, since: now }, "submitted");
     }
-    this.scheduleDispatch();
+    this.dispatcher.schedule();
     return group;
   }
 
-  // ---- dispatch ---------------------------------------------------------------------------
-
-  scheduleDispatch(): void {
-    if (this.dispatchScheduled) return;
-    this.dispatchScheduled = true;
-    queueMicrotask(() => {
-      this.dispatchScheduled = false;
-      void this.dispatch();
-    });
+  /** Cancels every unfinished member; the group ends `cancelled`. */
+  cancelGroup(group: GroupState, cause: string): Promise<void> {
+    return this.outcomes.cancelGroup(group, cause);
   }
 
-  private async dispatch(): Promise<void> {
-    if (this.dispatching) {
-      this.dispatchAgain = true;
-      return;
-    }
-    this.dispatching = true;
-    try {
-      do {
-        this.dispatchAgain = false;
-        const batch = this.pickAssignments();
-        if (batch.length === 0) continue;
-        const at = this.now();
-        await this.persist(() => this.repo.assign(batch.map((a) => ({ rolloutId: a.rollout.id, nodeId: a.node.id, attempt: a.attempt, policyVersion: this.policyVersion })), at));
-        for (const { rollout, node, attempt } of batch) {
-          // Cancelled or reassigned while the batch was being written: nothing to send.
-          if (rollout.state !== "assigned" || rollout.attempt !== attempt || rollout.nodeId !== node.id || !node.peer) continue;
-          node.peer.send({ type: "assign", assignment: this.assignmentFor(rollout) });
-          this.counters.dispatched++;
-        }
-        if (batch.length === DISPATCH_BATCH) this.dispatchAgain = true;
-      } while (this.dispatchAgain);
-    } finally {
-      this.dispatching = false;
-    }
+  /** Removes a group and everything of it (admin delete); false when there is no such group. */
+  deleteGroup(groupId: string): Promise<boolean> {
+    return this.outcomes.deleteGroup(groupId);
   }
 
-  private pickAssignments(): { rollout: RolloutState; node: NodeState; attempt: number }[] {
-    const batch: { rollout: RolloutState; node: NodeState; attempt: number }[] = [];
-    if (this.queue.size === 0) return batch;
-    const heap = new LeastLoaded(this.nodes.values());
-    while (batch.length < DISPATCH_BATCH) {
-      const node = heap.pop();
-      if (!node) break;
-      const item = this.queue.take(node.warm);
-      if (!item) break;
-      const rollout = this.active.get(item.id);
-      if (!rollout || rollout.state !== "queued") continue;
-      rollout.state = "assigned";
-      rollout.nodeId = node.id;
-      rollout.attempt += 1;
-      rollout.policyVersionStarted = this.policyVersion;
-      rollout.stage = null;
-      node.assigned.add(rollout.id);
-      batch.push({ rollout, node, attempt: rollout.attempt });
-      if (LeastLoaded.accepts(node)) heap.push(node);
-    }
-    return batch;
+  // ---- nodes ------------------------------------------------------------------------------------
+
+  /** A node's handshake: null when it must be refused (it was sent an error frame). */
+  nodeHello(peer: NodePeer, hello: NodeHello): NodeState | null {
+    return this.presence.hello(peer, hello);
   }
 
-  assignmentFor(rollout: RolloutState): Assignment {
-    const group = this.groups.get(rollout.groupId)!;
-    return {
-      rollout_id: rollout.id,
-      attempt: rollout.attempt,
-      group_id: group.id,
-      request: group.request,
-      remaining_timeout_seconds: group.request.timeout_seconds,
-    };
+  /** Any frame from the node. */
+  nodeHeard(node: NodeState): void {
+    this.nodeBook.heard(node);
   }
 
-  // ---- results ------------------------------------------------------------------------------
-
-  /**
-   * A node's result: accepted only from the node holding the current attempt; a late result
-   * (reassigned or cancelled meanwhile) or a repeat is dropped. Returns whether the node may
-   * forget it (always, once the store has what it must keep).
-   */
-  async acceptResult(nodeId: string, rolloutId: string, attempt: number, result: ReportedResult): Promise<"accepted" | "dropped"> {
-    const rollout = this.active.get(rolloutId);
-    if (!rollout || rollout.state !== "assigned" || rollout.attempt !== attempt || rollout.nodeId !== nodeId) {
-      this.counters.results_late_dropped++;
-      // A repeat may race its first copy's write: the node forgets it only once that is durable.
-      await this.persist(async () => undefined);
-      return "dropped";
-    }
-    const state: TerminalState = result.status === "COMPLETED" ? "completed" : result.status === "TIMEOUT" ? "timeout" : "error";
-    for (const key of STAGE_TIMINGS) {
-      const ms = (result.timing as Record<string, unknown> | undefined)?.[key];
-      if (typeof ms === "number" && ms > 0) {
-        const s = (this.counters.stage_ms[key] ??= { sum: 0, count: 0 });
-        s.sum += ms;
-        s.count++;
-      }
-    }
-    await this.finish(rollout, result, state, result.error && typeof result.error === "string" ? result.error : null);
-    this.counters.results_accepted++;
-    return "accepted";
+  nodeHeartbeat(node: NodeState, load: StageLoad, imagesWarm: Record<string, number>, gateway: GatewayLatency | undefined): void {
+    this.nodeBook.recordHeartbeat(node, load, imagesWarm, gateway);
+    this.events.emit("node.heartbeat", { node_id: node.id, load, images_warm: [...node.warm], gateway: gateway ?? null, assigned: node.assigned.size, slots: slots(node.capacity), at: this.now() });
   }
 
-  /** Ends a rollout with a result (reported, or synthetic for cancellations and exhausted retries). */
-  private async finish(rollout: RolloutState, result: ReportedResult, state: TerminalState, cause: string | null): Promise<void> {
-    const group = this.groups.get(rollout.groupId)!;
-    this.forget(rollout);
-    const started = rollout.policyVersionStarted ?? this.policyVersion;
-    const stale = this.config.maxStaleness !== undefined && started < this.policyVersion - this.config.maxStaleness;
-    const status = state === "cancelled" ? "CANCELLED" : result.status;
-    const reward = sessionReward(result);
-    group.outcomes.set(rollout.id, { status, reward, usable: state !== "cancelled" && isUsable(result) });
-    await this.results.add({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result as Record<string, unknown>, policyVersionStarted: started, stale, rolloutState: state, cause, acked: group.trainerId === null });
-    if (group.trainerId) {
-      const streamed = streamedResult({ result, status, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale });
-      for (const l of this.listeners) l.resultReady?.(group.trainerId, streamed);
-    }
-    await this.afterOutcome(group);
+  /** The node reports the stage its run of a rollout reached. */
+  nodeProgress(node: NodeState, rolloutId: string, attempt: number, stage: string): void {
+    const rollout = this.rolloutBook.get(rolloutId);
+    if (rollout && rollout.nodeId === node.id && rollout.attempt === attempt) this.rolloutBook.setStage(rollout, stage);
   }
 
-  private forget(rollout: RolloutState): void {
-    this.active.delete(rollout.id);
-    this.queue.remove(rollout.id);
-    if (rollout.nodeId) this.nodes.get(rollout.nodeId)?.assigned.delete(rollout.id);
-    this.scheduleDispatch();
+  /** A node's result; resolves once the node may forget it. */
+  acceptResult(nodeId: string, rolloutId: string, attempt: number, result: ReportedResult): Promise<"accepted" | "dropped"> {
+    return this.outcomes.acceptResult(nodeId, rolloutId, attempt, result);
   }
 
-  private async afterOutcome(group: GroupState): Promise<void> {
-    if (!group.stopping && group.earlyStopMinUsable !== null && usableCount(group) >= group.earlyStopMinUsable) {
-      await this.stopGroup(group, "early stop: enough usable results");
-    }
-    if (isComplete(group) && this.groups.has(group.id)) {
-      this.groups.delete(group.id);
-      await this.persist(() => this.repo.setGroupState(group.id, group.cancelled ? "cancelled" : "completed", this.now()));
-      for (const l of this.listeners) l.groupFinished?.(group);
-    }
+  /** The node's connection closed or went silent: its rollouts wait `nodeGraceMs` for it. */
+  nodeDisconnected(node: NodeState, cause: string): void {
+    this.presence.disconnected(node, cause);
   }
 
-  /** Cancels every unfinished member: queued ones at once, running ones on their node. */
-  async stopGroup(group: GroupState, cause: string): Promise<void> {
-    group.stopping = true;
-    for (const id of group.members) {
-      const rollout = this.active.get(id);
-      if (rollout) await this.cancelRollout(rollout, cause);
-    }
+  /** Connected nodes last heard before `since`. */
+  silentNodes(since: number): NodeState[] {
+    return [...this.nodeBook.values()].filter((n) => n.peer !== null && n.lastSeen < since);
   }
 
-  async cancelGroup(group: GroupState, cause: string): Promise<void> {
-    group.cancelled = true;
-    await this.stopGroup(group, cause);
+  /** Operator: the node finishes what it runs and takes no new work. */
+  drainNode(nodeId: string): NodeState | undefined {
+    const node = this.nodeBook.get(nodeId);
+    if (!node) return undefined;
+    if (node.state === "connected") this.nodeBook.move(node, { to: "draining", cause: "operator" });
+    node.peer?.send({ type: "drain" });
+    return node;
   }
 
-  private async cancelRollout(rollout: RolloutState, cause: string): Promise<void> {
-    const group = this.groups.get(rollout.groupId)!;
-    if (rollout.state === "assigned" && rollout.nodeId) {
-      this.nodes.get(rollout.nodeId)?.peer?.send({ type: "cancel", rollout_id: rollout.id, attempt: rollout.attempt, reason: cause });
-    }
-    const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `cancelled: ${cause}`, metadata: group.request.metadata });
-    await this.finish(rollout, result, "cancelled", cause);
+  // ---- policy versions and pause ---------------------------------------------------------------
+
+  /** Moves the policy version forward (never back: a conflict); stale rollouts follow `staleAction`. */
+  async advancePolicyVersion(version: number): Promise<void> {
+    if (version < this.version) throw new PolarError("conflict", `policy version ${version} is older than the current ${this.version}`);
+    if (version === this.version) return;
+    const from = this.version;
+    this.version = version;
+    await this.persist(() => this.repo.setMeta("policy_version", String(version)));
+    const staleCancelled = await cancelStale(this.core, this.outcomes, this.presence, version);
+    this.events.emit("policy.version_advanced", { from, to: version, stale_cancelled: staleCancelled, at: this.now() });
   }
 
-  /** Removes a group and everything of it (admin delete): running members are cancelled on their nodes. */
-  async deleteGroup(groupId: string): Promise<boolean> {
-    const group = this.groups.get(groupId);
-    if (group) {
-      this.groups.delete(groupId);
-      for (const id of group.members) {
-        const rollout = this.active.get(id);
-        if (!rollout) continue;
-        if (rollout.state === "assigned" && rollout.nodeId) this.nodes.get(rollout.nodeId)?.peer?.send({ type: "cancel", rollout_id: id, attempt: rollout.attempt, reason: "group deleted" });
-        this.forget(rollout);
-      }
-    }
-    const row = await this.repo.findGroup(groupId);
-    if (!row) return false;
-    await this.persist(() => this.repo.deleteGroup(groupId));
-    return true;
+  /** The cluster pauses (nodes reconnecting meanwhile are paused too); `nodes` were asked. */
+  pauseRequested(requestId: string, nodes: number): void {
+    this.paused = true;
+    this.events.emit("cluster.pause_requested", { request_id: requestId, nodes, at: this.now() });
   }
 
-  // ---- nodes --------------------------------------------------------------------------------
-
-  /** A node went silent or closed: its rollouts wait `nodeGraceMs` for it, then move on. */
-  nodeDisconnected(node: NodeState): void {
-    node.peer = null;
-    this.startGrace(node);
+  pauseDrained(requestId: string, nodes: number): void {
+    this.events.emit("cluster.paused", { request_id: requestId, nodes, at: this.now() });
   }
 
-  private startGrace(node: NodeState): void {
-    if (node.graceTimer) clearTimeout(node.graceTimer);
-    node.graceTimer = setTimeout(() => void this.nodeLost(node), this.config.nodeGraceMs);
+  /** Resumes at `version` (moved forward first; a conflict when older). */
+  async resume(version: number): Promise<void> {
+    await this.advancePolicyVersion(version);
+    this.paused = false;
+    for (const node of this.nodeBook.values()) node.peer?.send({ type: "resume", policy_version: this.version });
+    this.events.emit("cluster.resumed", { policy_version: this.version, at: this.now() });
   }
 
-  private async nodeLost(node: NodeState): Promise<void> {
-    node.graceTimer = null;
-    if (node.peer) return;
-    this.nodes.delete(node.id);
-    this.counters.nodes_lost++;
-    await this.releaseFromNode(node, [...node.assigned], `node ${node.id} lost`);
+  // ---- trainer streams -----------------------------------------------------------------------
+
+  /** A result frame went out to a trainer. */
+  resultDelivered(trainerId: string, resultId: string, bytes: number): void {
+    this.events.emit("result.delivered", { result_id: resultId, trainer_id: trainerId, bytes, at: this.now() });
   }
 
-  /** Rollouts a node no longer runs: back to the queue, or failed once attempts are spent. */
-  async releaseFromNode(node: NodeState, ids: string[], cause: string): Promise<void> {
-    const requeue: RolloutState[] = [];
-    for (const id of ids) {
-      node.assigned.delete(id);
-      const rollout = this.active.get(id);
-      if (!rollout || rollout.nodeId !== node.id) continue;
-      if (rollout.attempt >= this.config.maxAttempts) {
-        const group = this.groups.get(rollout.groupId)!;
-        const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `${cause}; no attempts left (${rollout.attempt})`, metadata: group.request.metadata });
-        await this.finish(rollout, result, "error", cause);
-        continue;
-      }
-      rollout.state = "queued";
-      rollout.nodeId = null;
-      rollout.stage = null;
-      requeue.push(rollout);
-    }
-    if (requeue.length === 0) return;
-    await this.persist(() => this.repo.requeue(requeue.map((r) => r.id), cause));
-    for (const r of requeue) if (r.state === "queued") this.queue.push(r);
-    this.counters.requeued += requeue.length;
-    this.scheduleDispatch();
+  /** A trainer's acknowledgements, written in batches; resolves once durable. */
+  async acknowledge(trainerId: string, ids: string[]): Promise<void> {
+    await this.acks.add({ trainerId, ids });
+    this.events.emit("result.acked", { trainer_id: trainerId, result_ids: ids, at: this.now() });
   }
 
-  trainerStream(id: string): TrainerStream {
-    let stream = this.trainers.get(id);
-    if (!stream) this.trainers.set(id, (stream = newTrainerStream(id)));
-    return stream;
+  /** Results ready for a trainer's stream (listens on `result.ready`). */
+  onResultReady(listener: (trainerId: string, result: StreamedResult) => void): void {
+    this.events.on("result.ready", (e) => listener(e.trainer_id, e.result));
   }
 
   /** Waits for every store write issued so far (tests, shutdown). */
@@ -408,6 +289,6 @@ export class Coordinator {
   }
 
   stop(): void {
-    for (const node of this.nodes.values()) if (node.graceTimer) clearTimeout(node.graceTimer);
+    this.nodeBook.stop();
   }
 }

@@ -1,6 +1,7 @@
 // Why: a group is n rollouts of one task; this module keeps what the coordinator must know of a
 // running group to decide early stop and completion, and builds the task every member runs.
 import { TaskRequest } from "../protocol/rollout.ts";
+import { requestOverTask } from "../lib/task-catalog.ts";
 import type { GroupSpec, InlineTask } from "../protocol/trainer-stream.ts";
 import type { z } from "zod";
 import type { GroupRow } from "./store/repo.ts";
@@ -59,12 +60,5 @@ export function isComplete(group: GroupState): boolean {
 
 /** A trainer's group as the TaskRequest its members run. */
 export function requestForGroup(spec: GroupSpec, task: z.infer<typeof InlineTask>): TaskRequest {
-  return TaskRequest.parse({
-    ...task,
-    num_samples: 1,
-    dispatch_priority: spec.priority,
-    agent: spec.agent,
-    ...(spec.builder ? { builder: spec.builder } : {}),
-    metadata: { ...(task.metadata ?? {}), ...spec.metadata },
-  });
+  return TaskRequest.parse(requestOverTask({ num_samples: 1, dispatch_priority: spec.priority, agent: spec.agent, builder: spec.builder, metadata: spec.metadata }, task));
 }

@@ -1,6 +1,6 @@
 // Why: weight sync across the cluster — `pause` reaches every connected node, and the trainer is
 // answered only once each has drained its in-flight LLM calls (or gone away).
-import type { NodeState } from "./nodes.ts";
+import type { NodeState } from "./node-states.ts";
 
 interface PendingPause {
   waiting: Set<string>;
@@ -12,7 +12,7 @@ export class PauseBook {
   private readonly pending = new Map<string, PendingPause>();
 
   /** Sends `pause` to every connected node; `done` runs once all answered `paused`. */
-  start(requestId: string, nodes: Iterable<NodeState>, done: (nodes: number) => void): void {
+  start(requestId: string, nodes: Iterable<Readonly<NodeState>>, done: (nodes: number) => void): void {
     const waiting = new Set<string>();
     for (const node of nodes) {
       if (!node.peer) continue;

@@ -1,23 +1,31 @@
-// Why: the trainer's policy version only moves forward; when it does, it is stored, and with
-// `maxStaleness` and the `cancel` action every rollout started too many versions ago is stopped
-// on its node and queued again, to be sampled from the current policy.
-import type { Coordinator } from "./coordinator.ts";
-import type { NodeState } from "./nodes.ts";
+// Why: with `maxStaleness` and the `cancel` action, a policy version moving forward stops every
+// rollout started too many versions ago on its node and queues it again, to be sampled from the
+// current policy; which rollouts that is, and doing it, lives here.
+import type { CoordinatorCore } from "./core.ts";
+import type { NodePresence } from "./node-presence.ts";
+import type { Outcomes } from "./outcomes.ts";
+import type { LiveRollout } from "./rollout-states.ts";
 
-export async function advancePolicyVersion(c: Coordinator, version: number): Promise<void> {
-  if (version < c.policyVersion) throw new RangeError(`policy version ${version} is older than the current ${c.policyVersion}`);
-  if (version === c.policyVersion) return;
-  c.policyVersion = version;
-  await c.persist(() => c.repo.setMeta("policy_version", String(version)));
-  if (c.config.maxStaleness === undefined || c.config.staleAction !== "cancel") return;
-  const oldest = version - c.config.maxStaleness;
-  const byNode = new Map<NodeState, string[]>();
-  for (const r of c.active.values()) {
-    if (r.state !== "assigned" || r.nodeId === null || (r.policyVersionStarted ?? version) >= oldest) continue;
-    const node = c.nodes.get(r.nodeId);
-    if (!node) continue;
-    node.peer?.send({ type: "cancel", rollout_id: r.id, attempt: r.attempt, reason: "stale policy" });
-    (byNode.get(node) ?? byNode.set(node, []).get(node)!).push(r.id);
+/** Running rollouts started before `oldest`, by the node running them. */
+export function staleByNode(rollouts: Iterable<LiveRollout>, oldest: number): Map<string, LiveRollout[]> {
+  const byNode = new Map<string, LiveRollout[]>();
+  for (const r of rollouts) {
+    if (r.state !== "assigned" || r.nodeId === null || (r.policyVersionStarted ?? oldest) >= oldest) continue;
+    (byNode.get(r.nodeId) ?? byNode.set(r.nodeId, []).get(r.nodeId)!).push(r);
   }
-  for (const [node, ids] of byNode) await c.releaseFromNode(node, ids, "stale policy");
+  return byNode;
+}
+
+/** Stops and requeues what `version` made too stale (when configured to); returns how many. */
+export async function cancelStale(c: CoordinatorCore, outcomes: Outcomes, presence: NodePresence, version: number): Promise<number> {
+  if (c.config.maxStaleness === undefined || c.config.staleAction !== "cancel") return 0;
+  let cancelled = 0;
+  for (const [nodeId, stale] of staleByNode(c.rollouts.values(), version - c.config.maxStaleness)) {
+    const node = c.nodes.get(nodeId);
+    if (!node) continue;
+    for (const r of stale) outcomes.cancelOnNode(r, "stale policy");
+    cancelled += stale.length;
+    await presence.release(node, stale.map((r) => r.id), "stale policy");
+  }
+  return cancelled;
 }

@@ -6,7 +6,7 @@ const result = (status: ReportedResult["status"], reward: number | null, masked 
   session_id: "s",
   task_id: "t",
   status,
-  trajectory: { traces: [{ reward, metadata: { training_filter: { masked }, policy_versions: [2, 1] } }] },
+  trajectory: { traces: [{ prompt_ids: [1], response_ids: [2], loss_mask: [masked ? 0 : 1], reward, metadata: { training_filter: { masked }, policy_versions: [2, 1] } }] },
   timing: { init_ms: 5, note: "x" },
 });
 
@@ -15,7 +15,8 @@ describe("results", () => {
     expect(sessionReward(result("COMPLETED", 1))).toBe(1);
     expect(sessionReward({ ...result("COMPLETED", 1), trajectory: { traces: [] } })).toBeNull();
     expect(isUsable(result("COMPLETED", 0))).toBe(true);
-    expect(isUsable(result("TIMEOUT", 0))).toBe(true);
+    // Polar's usable rule: COMPLETED with a trainable token (a masked TIMEOUT never counts).
+    expect(isUsable(result("TIMEOUT", 0))).toBe(false);
     expect(isUsable(result("ERROR", 0))).toBe(false);
     expect(isUsable(result("COMPLETED", 0, true))).toBe(false);
     const streamed = streamedResult({ result: result("COMPLETED", 1), status: "COMPLETED", groupId: "g", rolloutId: "r", policyVersionStarted: 1, stale: false });

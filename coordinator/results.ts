@@ -3,13 +3,7 @@
 import type { ReportedResult } from "../protocol/node-link.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import type { ResultRow } from "./store/repo.ts";
-
-type Trace = ReportedResult["trajectory"]["traces"][number];
-
-function traceMasked(trace: Trace): boolean {
-  const filter = (trace.metadata as { training_filter?: { masked?: unknown } } | undefined)?.training_filter;
-  return filter?.masked === true;
-}
+import { isUsableResult } from "../lib/rollout-api/task-status.ts";
 
 /** The session's reward: every trace carries the evaluation's reward; null when none does. */
 export function sessionReward(result: ReportedResult): number | null {
@@ -17,11 +11,9 @@ export function sessionReward(result: ReportedResult): number | null {
   return null;
 }
 
-/** A result a trainer can learn from: not an infrastructure error, and not masked. */
+/** A result that counts toward early stop: the one rule of both services (lib/rollout-api/task-status.ts). */
 export function isUsable(result: ReportedResult): boolean {
-  if (result.status === "ERROR") return false;
-  const traces = result.trajectory.traces;
-  return traces.length > 0 && traces.some((t) => !traceMasked(t));
+  return isUsableResult(result);
 }
 
 function policyVersionsOf(result: ReportedResult): number[] {
@@ -29,6 +21,11 @@ function policyVersionsOf(result: ReportedResult): number[] {
   const versions = new Set<number>();
   for (const trace of result.trajectory.traces) for (const v of fromMeta((trace.metadata as { policy_versions?: unknown } | undefined)?.policy_versions)) versions.add(v);
   return [...versions].sort((a, b) => a - b);
+}
+
+/** The numeric stage durations of a result's timing (SessionTiming, ms). */
+export function resultTiming(result: ReportedResult): Record<string, number> {
+  return Object.fromEntries(Object.entries((result.timing as Record<string, unknown> | undefined) ?? {}).filter((e): e is [string, number] => typeof e[1] === "number"));
 }
 
 export function streamedResult(args: {
@@ -41,7 +38,7 @@ export function streamedResult(args: {
   stale: boolean;
 }): StreamedResult {
   const { result } = args;
-  const timing = Object.fromEntries(Object.entries((result.timing as Record<string, unknown> | undefined) ?? {}).filter((e): e is [string, number] => typeof e[1] === "number"));
+  const timing = resultTiming(result);
   return {
     result_id: args.rolloutId,
     group_id: args.groupId,

@@ -2,18 +2,24 @@
 // its own token) and the HTTP app (rollout API, admin, metrics, dashboard) — around a store and
 // a task catalog passed in, so tests and the CLI start the same thing.
 import type { Server, ServerWebSocket } from "bun";
+import type { ListenerErrorSink } from "../lib/events.ts";
+import { stderrLogSink, type LogSink } from "../lib/json-log.ts";
+import { adminErrorResponse, PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import { NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
 import { TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import { createCoordinatorApp } from "./app.ts";
 import { CoordinatorConfig, type CoordinatorConfigInput } from "./config.ts";
 import { Coordinator } from "./coordinator.ts";
+import { logCoordinatorEvents } from "./log.ts";
 import { NodeHandler } from "./node-handler.ts";
-import type { NodePeer, NodeState } from "./nodes.ts";
+import type { NodePeer, NodeState } from "./node-states.ts";
 import { PauseBook } from "./pauses.ts";
-import { CallbackSender } from "./callbacks.ts";
+import { CallbackSender } from "../lib/rollout-api/callbacks.ts";
+import { ROLLOUT_API_LIMITS } from "../lib/rollout-api/routes.ts";
+import type { SchedulingPolicy } from "./scheduling.ts";
 import { openCoordinatorDb } from "./store/db.ts";
 import { CoordinatorRepo } from "./store/repo.ts";
-import { TaskCatalog } from "./task-catalog.ts";
+import { loadCoordinatorCatalog, TaskCatalog } from "./task-catalog.ts";
 import { presentedToken, tokenMatches } from "./tokens.ts";
 import { TrainerHandler } from "./trainer-handler.ts";
 import type { TrainerPeer, TrainerStream } from "./trainer-streams.ts";
@@ -34,31 +40,45 @@ function trainerPeer(ws: ServerWebSocket<SocketData>): TrainerPeer {
   return { send: (m) => sendJson(ws, m), drained: () => drained(ws), close: (code, reason) => ws.close(code, reason) };
 }
 
-export async function startCoordinator(input: CoordinatorConfigInput): Promise<RunningCoordinator> {
+/** What a coordinator is given besides its config (tests replace them). */
+export interface CoordinatorDeps {
+  /** Where the structured log lines go (default: stderr). */
+  logSink?: LogSink;
+  /** Where a throwing event listener is reported (default: a JSON line on stderr). */
+  onListenerError?: ListenerErrorSink;
+  /** Where queued rollouts run (default: least loaded, warm image first). */
+  policy?: SchedulingPolicy;
+}
+
+export async function startCoordinator(input: CoordinatorConfigInput, deps: CoordinatorDeps = {}): Promise<RunningCoordinator> {
   const config = CoordinatorConfig.parse(input);
   const store = await openCoordinatorDb(config.db, config.dbAuthToken);
   const repo = new CoordinatorRepo(store);
-  const coordinator = new Coordinator(config, repo);
-  const tasks = config.tasks ? await loadCatalog(config.tasks) : TaskCatalog.empty();
+  const coordinator = new Coordinator(config, repo, { ...(deps.onListenerError && { onListenerError: deps.onListenerError }), ...(deps.policy && { policy: deps.policy }) });
+  logCoordinatorEvents(coordinator.events, deps.logSink ?? stderrLogSink);
+  const tasks = config.tasks ? await loadCoordinatorCatalog(config.tasks) : TaskCatalog.empty();
   const pauses = new PauseBook();
   const nodes = new NodeHandler(coordinator, pauses);
   const trainers = new TrainerHandler(coordinator, pauses, tasks);
   const callbacks = new CallbackSender();
-  await coordinator.restore();
+  // Everyone listens before restore() runs: a group it completes reaches its trainer and callback.
   const app = createCoordinatorApp({ coordinator, config, tasks, callbacks });
+  await coordinator.restore();
 
   const server: Server<SocketData> = Bun.serve<SocketData>({
     hostname: config.host,
     port: config.port,
     idleTimeout: 0,
+    // A backstop: the rollout API refuses bodies over its own limit first, in its own shape.
+    maxRequestBodySize: ROLLOUT_API_LIMITS.maxBodyBytes * 2,
     fetch(req, srv) {
       const path = new URL(req.url).pathname;
       const role = path === "/v1/node" ? "node" : path === "/v1/trainer" ? "trainer" : null;
       if (!role) return app.fetch(req);
       const expected = role === "node" ? config.nodeToken : config.trainerToken;
-      if (!tokenMatches(presentedToken(req.headers), expected)) return Response.json({ error: { code: "unauthorized", message: `${role} token required` } }, { status: 401 });
+      if (!tokenMatches(presentedToken(req.headers), expected)) return errorResponse(new PolarError("unauthorized", `${role} token required`));
       if (srv.upgrade(req, { data: { role, badFrames: 0, chain: Promise.resolve(), attached: null, onClose: null, drainWaiters: [] } })) return undefined;
-      return Response.json({ error: { code: "bad_request", message: "expected a WebSocket upgrade" } }, { status: 426 });
+      return errorResponse(new PolarError("bad_request", "expected a WebSocket upgrade"));
     },
     websocket: {
       // Nodes send results with traces; trainers send small control frames.
@@ -108,7 +128,7 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
     inOrder(ws, async () => {
       const attached = ws.data.attached as TrainerStream | null;
       if (attached) return trainers.message(attached, message);
-      if (message.type !== "hello") return void sendJson(ws, { type: "error", code: "bad_frame", message: "send hello first" });
+      if (message.type !== "hello") return void sendJson(ws, wsErrorFrame(new PolarError("bad_request", "send hello first")));
       const peer = trainerPeer(ws);
       const stream = await trainers.hello(peer, message);
       if (!stream) return void ws.close(1002, "protocol version mismatch");
@@ -135,8 +155,7 @@ export async function startCoordinator(input: CoordinatorConfigInput): Promise<R
   };
 }
 
-async function loadCatalog(path: string): Promise<TaskCatalog> {
-  const { catalog, errors } = await TaskCatalog.load(path);
-  for (const error of errors) console.error(`polar coordinator: skipped task row ${error}`);
-  return catalog;
+function errorResponse(err: PolarError): Response {
+  const { body, status } = adminErrorResponse(err);
+  return Response.json(body, { status });
 }

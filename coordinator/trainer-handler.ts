@@ -1,31 +1,31 @@
 // Why: what the coordinator does with each frame a trainer sends — submit groups, grant credits,
 // acknowledge results, cancel, policy versions, pause/resume — and how owed results are pumped
 // to it within its credits (fresh ones from memory, older ones from the store).
+import { asPolarError, PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import { ACCEPTED_BUILDER_NAMES, ACCEPTED_HARNESS_NAMES, builderStrategy, harnessKind } from "../protocol/harness-names.ts";
 import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import type { Coordinator } from "./coordinator.ts";
 import { requestForGroup, type AdvantageMode } from "./groups.ts";
-import { advancePolicyVersion } from "./policy-versions.ts";
 import type { PauseBook } from "./pauses.ts";
 import { groupAdvantages, streamedFromRow } from "./results.ts";
 import type { TaskCatalog } from "./task-catalog.ts";
-import { pendingCount, takePending, type TrainerPeer, type TrainerStream } from "./trainer-streams.ts";
+import { newTrainerStream, pendingCount, takePending, type TrainerPeer, type TrainerStream } from "./trainer-streams.ts";
 
 const PUMP_BATCH = 256;
 
 export class TrainerHandler {
+  /** Every trainer seen, by id (a stream outlives its connections: what it is owed stays). */
+  private readonly trainers = new Map<string, TrainerStream>();
+
   constructor(
     private readonly coordinator: Coordinator,
     private readonly pauses: PauseBook,
     private readonly tasks: TaskCatalog,
   ) {
-    coordinator.on({
-      resultReady: (trainerId, result) => this.resultReady(trainerId, result),
-      groupFinished: (group) => {
-        if (!group.trainerId) return;
-        const stream = this.coordinator.trainers.get(group.trainerId);
-        if (stream?.peer) void this.sendGroup(stream, group.id);
-      },
+    coordinator.onResultReady((trainerId, result) => this.resultReady(trainerId, result));
+    coordinator.events.on("group.finished", (e) => {
+      const stream = e.trainer_id === null ? undefined : this.trainers.get(e.trainer_id);
+      if (stream?.peer) void this.sendGroup(stream, e.group_id);
     });
   }
 
@@ -33,10 +33,11 @@ export class TrainerHandler {
   async hello(peer: TrainerPeer, message: Extract<TrainerToCoordinator, { type: "hello" }>): Promise<TrainerStream | null> {
     const c = this.coordinator;
     if (message.protocol_version !== TRAINER_PROTOCOL_VERSION) {
-      peer.send({ type: "error", code: "protocol_version", message: `coordinator speaks trainer protocol ${TRAINER_PROTOCOL_VERSION}, trainer sent ${message.protocol_version}` });
+      peer.send(wsErrorFrame(new PolarError("bad_request", `coordinator speaks trainer protocol ${TRAINER_PROTOCOL_VERSION}, trainer sent ${message.protocol_version}`)));
       return null;
     }
-    const stream = c.trainerStream(message.trainer_id);
+    let stream = this.trainers.get(message.trainer_id);
+    if (!stream) this.trainers.set(message.trainer_id, (stream = newTrainerStream(message.trainer_id)));
     if (stream.peer && stream.peer !== peer) stream.peer.close(4001, "replaced by a new connection of the same trainer");
     Object.assign(stream, { peer, credits: 0, pending: [], pendingHead: 0, inFlight: new Set(), queued: new Set() });
     const unacked = await c.repo.unackedIds(stream.id);
@@ -52,18 +53,18 @@ export class TrainerHandler {
     if (!peer) return;
     switch (message.type) {
       case "hello":
-        peer.send({ type: "error", code: "bad_frame", message: "hello was already received" });
+        peer.send(wsErrorFrame(new PolarError("bad_request", "hello was already received")));
         return;
       case "submit": {
         const task = typeof message.group.task === "string" ? this.tasks.get(message.group.task) : message.group.task;
         if (!task) {
-          peer.send({ type: "error", code: "not_found", message: `no task "${String(message.group.task)}" in the coordinator's task file`, request_id: message.request_id });
+          peer.send(wsErrorFrame(new PolarError("not_found", `no task "${String(message.group.task)}" in the coordinator's task file`), message.request_id));
           return;
         }
         const spec = message.group;
         const refused = unknownName(spec);
         if (refused) {
-          peer.send({ type: "error", code: "bad_request", message: refused, request_id: message.request_id });
+          peer.send(wsErrorFrame(new PolarError("bad_request", refused), message.request_id));
           return;
         }
         const group = await c.submitGroup({
@@ -84,28 +85,31 @@ export class TrainerHandler {
         return;
       case "ack":
         for (const id of message.result_ids) stream.inFlight.delete(id);
-        await c.acks.add({ trainerId: stream.id, ids: message.result_ids });
+        await c.acknowledge(stream.id, message.result_ids);
         return;
       case "cancel_group": {
         const group = c.groups.get(message.group_id);
         if (!group || group.trainerId !== stream.id) {
-          peer.send({ type: "error", code: "not_found", message: `no running group ${message.group_id} of this trainer` });
+          peer.send(wsErrorFrame(new PolarError("not_found", `no running group ${message.group_id} of this trainer`)));
           return;
         }
         await c.cancelGroup(group, "cancelled by the trainer");
         return;
       }
       case "policy":
-        await this.setVersion(stream, message.version);
+        await this.versionMoved(stream, () => c.advancePolicyVersion(message.version));
         return;
-      case "pause":
-        c.paused = true;
-        this.pauses.start(message.request_id, c.nodes.values(), (nodes) => stream.peer?.send({ type: "paused", request_id: message.request_id, nodes }));
+      case "pause": {
+        const nodes = [...c.nodes.values()].filter((n) => n.peer !== null);
+        c.pauseRequested(message.request_id, nodes.length);
+        this.pauses.start(message.request_id, nodes, (drained) => {
+          c.pauseDrained(message.request_id, drained);
+          stream.peer?.send({ type: "paused", request_id: message.request_id, nodes: drained });
+        });
         return;
+      }
       case "resume":
-        if (!(await this.setVersion(stream, message.version))) return;
-        c.paused = false;
-        for (const node of c.nodes.values()) node.peer?.send({ type: "resume", policy_version: c.policyVersion });
+        if (!(await this.versionMoved(stream, () => c.resume(message.version)))) return;
         peer.send({ type: "resumed", policy_version: c.policyVersion });
         return;
     }
@@ -115,18 +119,21 @@ export class TrainerHandler {
     if (stream.peer === peer) stream.peer = null;
   }
 
-  private async setVersion(stream: TrainerStream, version: number): Promise<boolean> {
+  /** Runs a version change; a refusal (an older version) is answered with its error frame. */
+  private async versionMoved(stream: TrainerStream, change: () => Promise<void>): Promise<boolean> {
     try {
-      await advancePolicyVersion(this.coordinator, version);
+      await change();
       return true;
     } catch (err) {
-      stream.peer?.send({ type: "error", code: "conflict", message: (err as Error).message });
+      const e = asPolarError(err);
+      if (e.code !== "conflict") throw err;
+      stream.peer?.send(wsErrorFrame(e));
       return false;
     }
   }
 
   private resultReady(trainerId: string, result: StreamedResult): void {
-    const stream = this.coordinator.trainers.get(trainerId);
+    const stream = this.trainers.get(trainerId);
     if (!stream?.peer) return; // owed: sent from the store when the trainer connects
     this.coordinator.cache.set(result, estimateBytes(result));
     this.enqueue(stream, result.result_id);
@@ -164,8 +171,7 @@ export class TrainerHandler {
           const bytes = stream.peer.send({ type: "result", result });
           stream.credits--;
           stream.inFlight.add(id);
-          c.counters.results_streamed++;
-          c.counters.results_streamed_bytes += bytes;
+          c.resultDelivered(stream.id, id, bytes);
         }
       }
     } finally {

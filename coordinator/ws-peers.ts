@@ -3,6 +3,7 @@
 // a peer that keeps sending them disconnected.
 import type { ServerWebSocket } from "bun";
 import type { z } from "zod";
+import { asPolarError, describeCause, PolarError, wsErrorFrame } from "../protocol/errors.ts";
 
 export interface SocketData {
   role: "node" | "trainer";
@@ -54,7 +55,7 @@ export function parseFrame<S extends z.ZodType>(ws: ServerWebSocket<SocketData>,
 
 function badFrame(ws: ServerWebSocket<SocketData>, message: string, maxBadFrames: number): null {
   ws.data.badFrames++;
-  sendJson(ws, { type: "error", code: "bad_frame", message });
+  sendJson(ws, wsErrorFrame(new PolarError("bad_request", message)));
   if (ws.data.badFrames >= maxBadFrames) ws.close(1008, "too many bad frames");
   return null;
 }
@@ -62,8 +63,9 @@ function badFrame(ws: ServerWebSocket<SocketData>, message: string, maxBadFrames
 /** Queues a handler behind the connection's earlier frames; a thrown error becomes an error frame. */
 export function inOrder(ws: ServerWebSocket<SocketData>, handle: () => Promise<void> | void): void {
   ws.data.chain = ws.data.chain.then(handle).catch((err: unknown) => {
-    // The peer learns only that it failed; the operator's log gets the kind of error, never frame contents.
-    console.error(JSON.stringify({ level: "error", where: `ws ${ws.data.role}`, error: err instanceof Error ? err.name : "unknown" }));
-    sendJson(ws, { type: "error", code: "internal", message: "internal error" });
+    const e = asPolarError(err);
+    // The peer learns only the code and a safe message; the log gets the kind of error, never frame contents.
+    if (e.code === "internal") console.error(JSON.stringify({ ts: new Date().toISOString(), level: "error", event: "ws.frame_failed", role: ws.data.role, cause: describeCause(e.cause) }));
+    sendJson(ws, wsErrorFrame(e));
   });
 }

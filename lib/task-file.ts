@@ -21,6 +21,8 @@ export interface TaskFileIssue {
 export interface LoadedTasks {
   tasks: Task[];
   issues: TaskFileIssue[];
+  /** The folder relative upload sources were resolved against (the task file's). */
+  baseDir: string;
 }
 
 /** Host paths in upload actions are relative to the task file's folder. */
@@ -68,7 +70,7 @@ export function parseTaskLines(text: string, baseDir: string): LoadedTasks {
     }
     tasks.push(task);
   });
-  return { tasks, issues };
+  return { tasks, issues, baseDir };
 }
 
 export async function loadTaskFile(path: string): Promise<LoadedTasks> {

@@ -2,9 +2,12 @@
 // capacity, runs what it is assigned, reports progress and results (stored before they are
 // sent, sent again until acknowledged), heartbeats its load, and obeys cancel, drain and
 // pause/resume. It reconnects by itself and, on every (re)connect, tells the coordinator what it
-// still holds, from its own store.
-import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator } from "../protocol/node-link.ts";
+// still holds, from its own store, and which assignments its own restart cut off (those are
+// queued again by the coordinator, never reported as results).
+import type { EventBus } from "../lib/events.ts";
+import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator } from "../protocol/node-link.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
+import type { NodeEvents } from "./events.ts";
 import type { AssignmentsRepo, OwedAssignment } from "./store/assignments-repo.ts";
 
 export interface CoordinatorLinkOptions {
@@ -17,6 +20,8 @@ export interface CoordinatorLinkOptions {
   engines: string[];
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
+  /** Link events (connected, assignments, results, acknowledgements, interruptions, pause). */
+  events?: EventBus<NodeEvents>;
 }
 
 /** What the link needs from the rest of the node. */
@@ -27,6 +32,8 @@ export interface NodeSide {
   /** Stops a live rollout (its result is then stored and reported like any other). */
   cancel(localRolloutId: string): void;
   isLive(localRolloutId: string): boolean;
+  /** Why a stored result only records that this node stopped (restart, shutdown); null for a real result. */
+  interruption(result: unknown): string | null;
   load(): { queued: number; init: number; ready: number; run: number; postrun: number };
   /** Ready sandboxes per image. */
   warmImages(): Record<string, number>;
@@ -90,6 +97,7 @@ export class CoordinatorLink {
     ws.onerror = () => {};
     ws.onclose = () => {
       if (this.ws !== ws) return;
+      if (this.connected) this.options.events?.emit("coordinator.disconnected", { url: this.options.url, at: Date.now() });
       this.connected = false;
       if (this.heartbeat) clearInterval(this.heartbeat);
       if (this.stopped) return;
@@ -100,8 +108,14 @@ export class CoordinatorLink {
 
   private async hello(ws: WebSocket): Promise<void> {
     const owed = await this.node.assignments.owed();
-    for (const a of owed) this.byLocal.set(a.rolloutId, { rolloutId: a.coordinatorRolloutId, attempt: a.attempt });
-    const held = owed.map((a) => ({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, state: a.result ? "finished" : this.node.isLive(a.rolloutId) ? a.state.toLowerCase() : "finished" }));
+    const held: HeldRollout[] = [];
+    const interrupted: InterruptedRollout[] = [];
+    for (const a of owed) {
+      this.byLocal.set(a.rolloutId, { rolloutId: a.coordinatorRolloutId, attempt: a.attempt });
+      const cause = a.result ? this.node.interruption(a.result) : null;
+      if (cause) interrupted.push({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, cause });
+      else held.push({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, state: a.result ? "finished" : this.node.isLive(a.rolloutId) ? a.state.toLowerCase() : "finished" });
+    }
     this.sendOn(ws, {
       type: "hello",
       protocol_version: LINK_PROTOCOL_VERSION,
@@ -112,6 +126,7 @@ export class CoordinatorLink {
       images_warm: this.node.warmImages(),
       engines: this.options.engines,
       held,
+      interrupted,
     });
   }
 
@@ -124,21 +139,34 @@ export class CoordinatorLink {
         this.connected = true;
         this.delay = this.options.reconnectMinMs ?? 500;
         this.startHeartbeat(message.heartbeat_ms);
-        // Results the coordinator has not acknowledged (finished while away, or before a restart).
-        for (const owed of await this.node.assignments.owed()) if (owed.result) this.sendResult(owed, owed.result);
+        this.options.events?.emit("coordinator.connected", { url: this.options.url, node_id: message.node_id, at: Date.now() });
+        for (const owed of await this.node.assignments.owed()) {
+          if (!owed.result) continue;
+          const cause = this.node.interruption(owed.result);
+          if (cause) {
+            // The hello reported it; the coordinator has requeued it (or reassigned it long ago).
+            await this.forget(owed.coordinatorRolloutId, owed.attempt);
+            this.options.events?.emit("assignment.interrupted", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, cause, at: Date.now() });
+          } else {
+            // Results the coordinator has not acknowledged (finished while away, or before a restart).
+            this.sendResult(owed, owed.result);
+          }
+        }
         return;
       case "assign": {
         const a = message.assignment;
         const local = await this.node.start(a);
         this.byLocal.set(local, { rolloutId: a.rollout_id, attempt: a.attempt });
+        this.options.events?.emit("assignment.started", { rollout_id: local, coordinator_rollout_id: a.rollout_id, attempt: a.attempt, group_id: a.group_id, at: Date.now() });
         return;
       }
       case "cancel":
         for (const [local, ref] of this.byLocal) if (ref.rolloutId === message.rollout_id && ref.attempt === message.attempt) this.node.cancel(local);
+        this.options.events?.emit("assignment.cancelled", { coordinator_rollout_id: message.rollout_id, attempt: message.attempt, reason: message.reason, at: Date.now() });
         return;
       case "result_ack":
-        await this.node.assignments.acknowledge(message.rollout_id, message.attempt);
-        for (const [local, ref] of this.byLocal) if (ref.rolloutId === message.rollout_id && ref.attempt === message.attempt) this.byLocal.delete(local);
+        await this.forget(message.rollout_id, message.attempt);
+        this.options.events?.emit("result.acked", { coordinator_rollout_id: message.rollout_id, attempt: message.attempt, at: Date.now() });
         return;
       case "drain":
         this.node.drain();
@@ -146,28 +174,39 @@ export class CoordinatorLink {
       case "pause": {
         const version = await this.node.pause();
         this.send({ type: "paused", request_id: message.request_id, policy_version: version });
+        this.options.events?.emit("gateway.paused", { request_id: message.request_id, policy_version: version, at: Date.now() });
         return;
       }
       case "resume":
         this.node.resume(message.policy_version);
         this.send({ type: "resumed", policy_version: message.policy_version });
+        this.options.events?.emit("gateway.resumed", { policy_version: message.policy_version, at: Date.now() });
         return;
       case "error":
-        console.error(`polar node: coordinator says ${message.code}: ${message.message}`);
+        console.error(`polar node: coordinator says ${message.code}${message.retryable ? " (retryable)" : ""}: ${message.message}`);
         return;
     }
+  }
+
+  /** The coordinator no longer needs this assignment from the node (acknowledged, or interrupted and reported). */
+  private async forget(coordinatorRolloutId: string, attempt: number): Promise<void> {
+    await this.node.assignments.acknowledge(coordinatorRolloutId, attempt);
+    for (const [local, ref] of this.byLocal) if (ref.rolloutId === coordinatorRolloutId && ref.attempt === attempt) this.byLocal.delete(local);
   }
 
   private async reportStored(localRolloutId: string, result: SessionResult): Promise<void> {
     const row = await this.node.assignments.find(localRolloutId);
     if (!row || row.ackedAt) return;
+    // An attempt this node's stopping cut off is reported as interrupted at the next hello.
+    if (this.node.interruption(result)) return;
     this.sendResult({ ...row, state: result.status, result: result as unknown as Record<string, unknown> }, result as unknown as Record<string, unknown>);
   }
 
   /** The result as the coordinator knows the rollout: its ids, not the node's own. */
   private sendResult(owed: OwedAssignment, result: Record<string, unknown>): void {
     const reported = { ...result, session_id: owed.coordinatorRolloutId, task_id: owed.taskId };
-    this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported as never });
+    if (!this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported as never })) return;
+    this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: String(result.status), at: Date.now() });
   }
 
   private startHeartbeat(ms: number): void {
@@ -177,11 +216,14 @@ export class CoordinatorLink {
     }, ms);
   }
 
-  private send(message: NodeToCoordinator): void {
-    if (this.ws) this.sendOn(this.ws, message);
+  /** Sends when the link is open; returns whether it was. */
+  private send(message: NodeToCoordinator): boolean {
+    return this.ws ? this.sendOn(this.ws, message) : false;
   }
 
-  private sendOn(ws: WebSocket, message: NodeToCoordinator): void {
-    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+  private sendOn(ws: WebSocket, message: NodeToCoordinator): boolean {
+    if (ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(message));
+    return true;
   }
 }

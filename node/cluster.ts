@@ -1,14 +1,17 @@
 // Why: what joining a coordinator adds to a running node — the link's view of the pipeline,
 // pool, gateway and store (node/agent.ts stays free of them) — assembled in one place.
+import type { EventBus } from "../lib/events.ts";
 import type { Assignment } from "../protocol/node-link.ts";
 import { TaskRequest } from "../protocol/rollout.ts";
-import { withTaskDefaults, type TaskCatalog } from "./api/task-catalog.ts";
+import { requestOverTask, type TaskCatalog } from "../lib/task-catalog.ts";
 import { CoordinatorLink } from "./agent.ts";
+import type { NodeEvents } from "./events.ts";
 import type { PolicyGate } from "./gateway/policy-gate.ts";
 import { existsSync } from "node:fs";
 import { PINNED_CLIS, pinnedBinary } from "./harness/common.ts";
 import { builderStrategy, harnessKind } from "../protocol/harness-names.ts";
 import type { Pipeline } from "./pipeline/pipeline.ts";
+import { interruptionCause } from "./pipeline/recovery.ts";
 import { newRollout } from "./pipeline/rollout.ts";
 import type { SandboxPool } from "./runtime/types.ts";
 import { AssignmentsRepo } from "./store/assignments-repo.ts";
@@ -29,6 +32,7 @@ export interface ClusterDeps {
   gate: PolicyGate;
   /** An assignment naming a task of the node's task file may omit what the task defines. */
   catalog: TaskCatalog;
+  events?: EventBus<NodeEvents>;
   drain(): void;
 }
 
@@ -50,13 +54,16 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       capacity: deps.workers,
       harnesses: ["mini", "command", ...PINNED_CLIS.filter((cli) => existsSync(pinnedBinary(cli)))],
       engines: deps.engines,
+      ...(deps.events && { events: deps.events }),
     },
     {
       assignments,
       async start(a) {
         const { rolloutId, taskId } = localIds(a);
-        const body = withTaskDefaults(a.request as unknown as Record<string, unknown>, deps.catalog.get(a.request.task_id));
-        const request = TaskRequest.parse({ ...body, num_samples: 1, timeout_seconds: a.remaining_timeout_seconds });
+        const body = requestOverTask(a.request as Record<string, unknown>, deps.catalog.get(a.request.task_id));
+        // The coordinator calls a rollout API task's callback_url once the whole group ends; the
+        // node must not call it for one session (not even after a restart reloads the task).
+        const request = TaskRequest.parse({ ...body, num_samples: 1, timeout_seconds: a.remaining_timeout_seconds, callback_url: null });
         const harness = harnessKind(request.agent.harness) ?? "mini";
         const strategy = builderStrategy(request.builder.strategy) ?? "per-call";
         await deps.rollouts.createTask(taskId, request as unknown as Record<string, unknown>, [{ id: rolloutId, sampleIndex: 0, priority: request.dispatch_priority }]);
@@ -66,6 +73,7 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       },
       cancel: (id) => void deps.pipeline.stop(id, "cancelled"),
       isLive: (id) => deps.pipeline.liveRollouts().some((r) => r.id === id),
+      interruption: interruptionCause,
       load() {
         const m = deps.pipeline.metrics();
         return { queued: m.init_queue_depth, init: m.init_inflight, ready: m.ready_depth, run: m.run_inflight, postrun: m.postrun_queue_depth + m.postrun_inflight };

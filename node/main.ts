@@ -1,12 +1,17 @@
 // Why: `polar node` in one Bun process — store, gateway (a library here, with per-rollout
 // sockets), sandbox runtime and pool, pipeline, task book and Polar's rollout API — built from
 // one validated config; importing this module opens nothing, startNode() does.
+import { dirname, resolve } from "node:path";
 import { Hono } from "hono";
-import { TaskRequest, type TaskResult } from "../protocol/rollout.ts";
-import { EMPTY_CATALOG, loadTaskCatalog, BUNDLED_TASKS_FILE, type TaskCatalog } from "./api/task-catalog.ts";
+import { TaskRequest as TaskRequestSchema, type TaskResult } from "../protocol/rollout.ts";
+import { CallbackSender } from "../lib/rollout-api/callbacks.ts";
+import { TaskCatalog } from "../lib/task-catalog.ts";
+import { loadTaskCatalog, BUNDLED_TASKS_FILE } from "./api/task-catalog.ts";
 import { rolloutRoutes } from "./api/rollout-routes.ts";
 import type { CoordinatorLink } from "./agent.ts";
 import { joinCoordinator } from "./cluster.ts";
+import { announceResult, announceTransitions, newNodeEvents, type NodeEvents } from "./events.ts";
+import type { EventBus } from "../lib/events.ts";
 import { createBackend } from "./gateway/backends/index.ts";
 import { createGatewayApp } from "./gateway/app.ts";
 import { isAdminToken, presentedKey } from "./gateway/auth.ts";
@@ -15,7 +20,6 @@ import { createSessionService } from "./gateway/session-service.ts";
 import { harnessMounts } from "./harness/sandbox-mounts.ts";
 import type { NodeConfig } from "./node-config.ts";
 import { within } from "./pipeline/abortable.ts";
-import { deliverCallback } from "./pipeline/callback.ts";
 import { InProcessGatewaySessions } from "./pipeline/gateway-adapter.ts";
 import { RequirementCheck } from "./eval/requirements.ts";
 import { EvaluationStats } from "./eval/stats.ts";
@@ -23,15 +27,18 @@ import { runtimePreparer, sandboxHarnessRunner, taskEvaluability, taskEvaluator 
 import { Pipeline } from "./pipeline/pipeline.ts";
 import type { HarnessRunner, RolloutEvaluator } from "./pipeline/ports.ts";
 import { recoverUnfinished, type RecoveryReport } from "./pipeline/recovery.ts";
-import { TaskBook } from "./pipeline/tasks.ts";
+import { isApiTask, TaskBook } from "./pipeline/tasks.ts";
 import { createSandboxPool } from "./runtime/pool.ts";
 import { openRuntime } from "./runtime/registry.ts";
+import { sandboxPolicy, type SandboxPolicy } from "./runtime/sandbox-policy.ts";
 import type { Mount, SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
 
 /** How long stop() waits for callbacks still being delivered. */
 const CALLBACK_GRACE_MS = 5_000;
+/** How often finished tasks past their retention are pruned. */
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 export interface NodeParts {
   /** Default: the runtime named by config.runtime. */
@@ -50,6 +57,8 @@ export interface RunningNode {
   pipeline: Pipeline;
   tasks: TaskBook;
   recovery: RecoveryReport;
+  /** What the node does, as typed events (rollout transitions and results, coordinator link). */
+  events: EventBus<NodeEvents>;
   /** Set when the node joined a coordinator. */
   link: CoordinatorLink | undefined;
   /** Resolves when every callback started so far has been delivered or given up. */
@@ -57,10 +66,26 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
+/** The operator's sandbox policy: the configured host-path roots, or the task file's folder. */
+function nodeSandboxPolicy(config: NodeConfig): SandboxPolicy {
+  const taskFile = config.tasks === "" ? undefined : (config.tasks ?? BUNDLED_TASKS_FILE);
+  return sandboxPolicy({
+    hostPathRoots: config.sandbox.host_path_roots ?? (taskFile ? [dirname(resolve(taskFile))] : []),
+    allowHostNetwork: config.sandbox.allow_host_network,
+    allowCapAdd: config.sandbox.allow_cap_add,
+  });
+}
+
 export async function startNode(config: NodeConfig, parts: NodeParts = {}): Promise<RunningNode> {
+  const policy = nodeSandboxPolicy(config);
+  const limits = { pids: config.sandbox.pids_limit, diskMb: config.sandbox.disk_mb };
   const store = await openNodeStore(config.db);
   const repo = new RolloutsRepo(store.db);
-  const backend = createBackend(config.engine.backend, { urls: config.engine.urls, ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}) });
+  const backend = createBackend(config.engine.backend, {
+    urls: config.engine.urls,
+    ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}),
+    ...(config.engine.api_key ? { apiKey: config.engine.api_key } : {}),
+  });
   const gatewayConfig = GatewayConfig.parse({
     host: config.host,
     port: config.port,
@@ -75,7 +100,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   const gateway = createGatewayApp({ config: gatewayConfig, store, backend });
   const sessions = createSessionService({ app: gateway.app, adminToken: config.admin_token, maxBodyBytes: gatewayConfig.maxBodyBytes });
 
-  const runtime = parts.runtime ?? (await openRuntime(config.runtime));
+  const runtime = parts.runtime ?? (await openRuntime(config.runtime, { policy, limits }));
   const recovery = await recoverUnfinished(repo, config.node_id, () => runtime.removeLeftovers(config.node_id));
   const pool = createSandboxPool({
     runtime,
@@ -84,7 +109,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     maxReadyPerKey: config.pool.max_ready_per_key,
     maxConcurrentStarts: config.pool.max_concurrent_starts,
   });
-  const catalog = parts.catalog ?? (config.tasks === "" ? EMPTY_CATALOG : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE));
+  const catalog = parts.catalog ?? (config.tasks === "" ? TaskCatalog.empty() : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE));
 
   const defaultRuntime = config.default_image ? { image: config.default_image } : undefined;
   // Each task's evaluation needs (pytest, node…), probed once per image in a sandbox of the pool;
@@ -93,17 +118,19 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   const evaluability = parts.evaluator ? undefined : taskEvaluability(requirements, (id) => catalog.get(id));
   const evaluationStats = new EvaluationStats();
 
+  // A task's TaskResult goes to its callback_url once (cancelled tasks only with callback.on_cancel);
+  // it is marked done once delivered or given up, so a restart resends only what was owed.
+  const sender = new CallbackSender({ attempts: config.callback.attempts, baseDelayMs: config.callback.base_delay_ms });
   const callbacks = new Set<Promise<void>>();
   const sending = new Set<string>();
-  const sendCallback = (result: TaskResult) => {
+  const sendCallback = (result: TaskResult, request: TaskRequestSchema) => {
     if (sending.has(result.task_id)) return;
     sending.add(result.task_id);
+    const wanted = request.callback_url && (result.status !== "cancelled" || config.callback.on_cancel);
     const work = (async () => {
-      const row = await repo.task(result.task_id);
-      const url = row ? TaskRequest.safeParse(row.request).data?.callback_url : undefined;
-      if (url) await deliverCallback(url, result, { attempts: config.callback.attempts, baseDelayMs: config.callback.base_delay_ms });
+      if (wanted) await sender.send(request.callback_url!, result);
       await repo.markCallbackDone(result.task_id);
-    })().catch((err) => console.error(`polar node: callback of task ${result.task_id} failed: ${err}`));
+    })().catch((err) => console.error(JSON.stringify({ level: "error", event: "callback_record_failed", task_id: result.task_id, error: err instanceof Error ? err.name : typeof err })));
     callbacks.add(work);
     void work.finally(() => {
       callbacks.delete(work);
@@ -113,6 +140,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
 
   let tasks: TaskBook | undefined;
   let link: CoordinatorLink | undefined;
+  const events = newNodeEvents();
   const pipeline = new Pipeline(
     {
       nodeId: config.node_id,
@@ -132,11 +160,13 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       ...(evaluability ? { evaluability } : {}),
       onResult: (result, rollout) => {
         evaluationStats.record(result);
+        announceResult(events, result);
         void tasks?.onResult(result);
         link?.onResult(result, rollout.id);
       },
     },
   );
+  announceTransitions(pipeline.transitions, events);
   tasks = new TaskBook({ store: repo, pipeline, onTaskDone: sendCallback });
   await tasks.load();
 
@@ -149,12 +179,17 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       tasks,
       pipeline,
       catalog,
+      sandboxPolicy: policy,
       warm: () => pool.warm(),
       isDraining: () => draining,
-      ...(evaluability ? { evaluable: async (request: TaskRequest) => (await evaluability.check(request, AbortSignal.timeout(120_000)))?.message ?? null } : {}),
+      ...(evaluability ? { evaluable: async (request: TaskRequestSchema) => (await evaluability.check(request, AbortSignal.timeout(120_000)))?.message ?? null } : {}),
       evaluationErrors: () => evaluationStats.snapshot(),
     }),
   );
+  const retentionMs = config.task_retention_hours * 3600_000;
+  const prune = () => void repo.pruneFinishedTasks(new Date(Date.now() - retentionMs).toISOString()).catch((err) => console.error(JSON.stringify({ level: "error", event: "task_prune_failed", error: err instanceof Error ? err.name : typeof err })));
+  prune();
+  const pruner = setInterval(prune, PRUNE_EVERY_MS);
   app.post("/v1/admin/drain", (c) => {
     if (!isAdminToken(presentedKey(c.req.raw.headers), config.admin_token)) return c.json({ error: { code: "unauthorized", message: "the admin token is required" } }, 401);
     draining = true;
@@ -174,6 +209,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       pool,
       gate: gateway.gate,
       catalog,
+      events,
       drain: () => void (draining = true),
     });
   }
@@ -183,8 +219,9 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   gateway.setBaseUrl(url);
   // Tasks that finished before a crash but whose callback was not delivered.
   for (const row of await repo.pendingCallbacks()) {
-    const results = await repo.results(row.taskId);
-    sendCallback({ task_id: row.taskId, status: row.status as TaskResult["status"], results: results as TaskResult["results"], result_paths: [] });
+    const status = isApiTask(row.taskId) ? await tasks.status(row.taskId) : undefined;
+    const request = TaskRequestSchema.safeParse(row.request);
+    if (status && request.success) sendCallback({ task_id: status.task_id, status: status.status, results: status.results, result_paths: [] }, request.data);
   }
 
   return {
@@ -194,16 +231,19 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     pipeline,
     tasks,
     recovery,
+    events,
     callbacksSettled: async () => {
       await Promise.all([...callbacks]);
     },
     link,
     async stop() {
       draining = true;
+      clearInterval(pruner);
       await link?.stop();
       await pipeline.close();
       // A callback still retrying is resent at the next start (its task is not marked delivered).
       await within(Promise.all([...callbacks]), CALLBACK_GRACE_MS);
+      sender.stop();
       await server.stop(true);
       await pool.close();
       gateway.close();

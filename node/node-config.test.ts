@@ -21,3 +21,14 @@ test("errors name the key", () => {
   expect(() => parseNodeConfig({ admin_token: token, engine: { urls: ["x"], colour: 1 } })).toThrow(/engine\.colour: unknown setting/);
   expect(() => parseNodeConfig({ admin_token: token, runtime: "vm" })).toThrow(/runtime:/);
 });
+
+test("sandbox: nothing beyond the sandbox is granted by default; limits have defaults; bad values name the key", () => {
+  const config = parseNodeConfig({ admin_token: token });
+  expect(config.sandbox).toEqual({ allow_host_network: false, allow_cap_add: [], pids_limit: 512, disk_mb: 1024 });
+  expect(config.sandbox.host_path_roots).toBeUndefined();
+  const granted = parseNodeConfig(mergeLayers({ admin_token: token }, { sandbox: { allow_host_network: true, allow_cap_add: ["NET_BIND_SERVICE"], host_path_roots: ["/data/tasks"], disk_mb: 4096 } }));
+  expect(granted.sandbox).toEqual({ allow_host_network: true, allow_cap_add: ["NET_BIND_SERVICE"], host_path_roots: ["/data/tasks"], pids_limit: 512, disk_mb: 4096 });
+  expect(() => parseNodeConfig({ admin_token: token, sandbox: { pids_limit: 0 } })).toThrow(/sandbox\.pids_limit:/);
+  expect(() => parseNodeConfig({ admin_token: token, sandbox: { allow_cap_add: ["NET BIND"] } })).toThrow(/sandbox\.allow_cap_add\.0:/);
+  expect(() => parseNodeConfig({ admin_token: token, sandbox: { allow_network: true } })).toThrow(/sandbox\.allow_network: unknown setting/);
+});

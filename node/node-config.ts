@@ -6,7 +6,8 @@ import { extname } from "node:path";
 import { z } from "zod";
 import { RuntimeBackend } from "../protocol/runtime.ts";
 import { BACKEND_KINDS } from "./gateway/backends/options.ts";
-import { PolarError } from "./errors.ts";
+import { PolarError } from "../protocol/errors.ts";
+import { DEFAULT_SANDBOX_LIMITS } from "./runtime/sandbox-limits.ts";
 
 const positiveInt = z.number().int().positive();
 
@@ -32,6 +33,8 @@ export const NodeConfig = z
         /** Model name given to harnesses when a request's agent names none. */
         model: z.string().default("Qwen/Qwen3-8B"),
         tokenizer: z.string().optional(),
+        /** Key sent to the engine (hosted teacher APIs); never read from a file by `polar generate` (env POLAR_ENGINE_API_KEY). */
+        api_key: z.string().optional(),
       })
       .strict()
       .default({ backend: "vllm", urls: ["http://127.0.0.1:8000"], model: "Qwen/Qwen3-8B" }),
@@ -63,9 +66,32 @@ export const NodeConfig = z
     /** Join a cluster: the coordinator's URL and the node token it expects (env POLAR_NODE_TOKEN). */
     coordinator: z.object({ url: z.string().url(), token: z.string().min(16, "must be at least 16 characters") }).strict().optional(),
     callback: z
-      .object({ attempts: positiveInt.default(6), base_delay_ms: positiveInt.default(500) })
+      .object({
+        attempts: positiveInt.default(6),
+        base_delay_ms: positiveInt.default(500),
+        /** Also POST the TaskResult of a cancelled task (Polar posts nothing for those). */
+        on_cancel: z.boolean().default(false),
+      })
       .strict()
-      .default({ attempts: 6, base_delay_ms: 500 }),
+      .default({ attempts: 6, base_delay_ms: 500, on_cancel: false }),
+    /** Finished rollout-API tasks stay readable (GET /rollout/task/{id}) this long, restarts included, then are pruned. */
+    task_retention_hours: z.number().positive().default(24),
+    /** What a request may ask of its sandbox and how much a sandbox may take (docs/security.md). */
+    sandbox: z
+      .object({
+        /** Host folders whose files upload sources may name (after symlinks); default: the task file's folder. */
+        host_path_roots: z.array(z.string().min(1)).optional(),
+        /** Let requests ask for `network: "host"` (the sandbox then reaches the node's API and engines). */
+        allow_host_network: z.boolean().default(false),
+        /** Capabilities requests may keep with `cap_add` ("ALL": any). */
+        allow_cap_add: z.array(z.string().regex(/^[A-Za-z_]+$/, "a capability name such as NET_BIND_SERVICE")).default([]),
+        /** Processes per sandbox; a request's pids_limit may only lower it. */
+        pids_limit: positiveInt.default(DEFAULT_SANDBOX_LIMITS.pids),
+        /** Writable space per sandbox in MiB (process runtime: a tmpfs when the node runs as root; docker: where its storage allows). */
+        disk_mb: positiveInt.default(DEFAULT_SANDBOX_LIMITS.diskMb),
+      })
+      .strict()
+      .default({ allow_host_network: false, allow_cap_add: [], pids_limit: DEFAULT_SANDBOX_LIMITS.pids, disk_mb: DEFAULT_SANDBOX_LIMITS.diskMb }),
   })
   .strict();
 export type NodeConfig = z.infer<typeof NodeConfig>;

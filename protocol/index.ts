@@ -9,6 +9,8 @@ export * from "./runtime.ts";
 export * from "./rollout.ts";
 export * from "./task.ts";
 export * from "./evaluation.ts";
+export * from "./generate.ts";
 export * from "./harness-names.ts";
 export * from "./node-link.ts";
 export * from "./trainer-stream.ts";
+export * from "./gym.ts";

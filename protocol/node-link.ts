@@ -2,9 +2,14 @@
 // either direction is one of these schemas, parsed on arrival, so neither side trusts the other's
 // shapes. The protocol version is checked in the handshake.
 import { z } from "zod";
+import { WsErrorFrame } from "./errors.ts";
 import { TaskRequest } from "./rollout.ts";
 
-export const LINK_PROTOCOL_VERSION = 1;
+/**
+ * 2: the hello lists `interrupted` assignments (a node restart cut them off; the coordinator
+ * queues them again), and error frames carry a closed code and `retryable`.
+ */
+export const LINK_PROTOCOL_VERSION = 2;
 
 /** Per-stage worker counts a node offers (Polar's max_*_workers). */
 export const StageCapacity = z.object({
@@ -30,6 +35,7 @@ export const GatewayLatency = z.object({
   total_ms: z.number().nonnegative(),
   max_ms: z.number().nonnegative(),
 });
+export type GatewayLatency = z.infer<typeof GatewayLatency>;
 
 /** A rollout a node holds: which attempt, and how far it got. */
 export const HeldRollout = z.object({
@@ -37,6 +43,19 @@ export const HeldRollout = z.object({
   attempt: z.number().int().min(1),
   state: z.string(),
 });
+export type HeldRollout = z.infer<typeof HeldRollout>;
+
+/**
+ * An assignment the node lost to its own restart (killed, or stopped while it ran): it has no
+ * result to report and runs no more, so the coordinator queues it again with its attempt counted.
+ */
+export const InterruptedRollout = z.object({
+  rollout_id: z.string(),
+  attempt: z.number().int().min(1),
+  /** Why, for the coordinator's log and the rollout's cause (e.g. "node_restarted"). */
+  cause: z.string(),
+});
+export type InterruptedRollout = z.infer<typeof InterruptedRollout>;
 
 /** What the coordinator asks a node to run: one session of a task (Polar's SessionDispatchRequest). */
 export const Assignment = z.object({
@@ -70,6 +89,8 @@ export const NodeHello = z.object({
   engines: z.array(z.string()),
   /** Rollouts the node still runs (after a blip or a restart of the coordinator). */
   held: z.array(HeldRollout),
+  /** Assignments a restart of the node cut off (absent from a version 1 hello, which is refused). */
+  interrupted: z.array(InterruptedRollout).default([]),
 });
 export type NodeHello = z.infer<typeof NodeHello>;
 
@@ -95,6 +116,6 @@ export const CoordinatorToNode = z.discriminatedUnion("type", [
   z.object({ type: z.literal("resume"), policy_version: z.number().int() }),
   /** The result is durable at the coordinator: the node may forget it. */
   z.object({ type: z.literal("result_ack"), rollout_id: z.string(), attempt: z.number().int().min(1) }),
-  z.object({ type: z.literal("error"), code: z.string(), message: z.string() }),
+  WsErrorFrame,
 ]);
 export type CoordinatorToNode = z.infer<typeof CoordinatorToNode>;

@@ -6,62 +6,90 @@ import { EvaluationRequirement } from "./evaluation.ts";
 import { RuntimeSpec } from "./runtime.ts";
 
 /** Which harness runs, with what model name and settings (Polar's AgentSpec). */
-export const AgentSpec = z.looseObject({
-  harness: z.string().min(1),
-  model_name: z.string().optional(),
-  settings: z.record(z.string(), z.unknown()).default({}),
-  env: z.record(z.string(), z.string()).default({}),
-});
+export const AgentSpec = z
+  .looseObject({
+    harness: z.string().min(1),
+    model_name: z.string().optional(),
+    settings: z.record(z.string(), z.unknown()).default({}),
+    env: z.record(z.string(), z.string()).default({}),
+  })
+  .meta({ title: "AgentSpec" });
 export type AgentSpec = z.infer<typeof AgentSpec>;
 
 /** How recorded calls become traces (Polar's builder StrategySpec). */
-export const StrategySpec = z.looseObject({
-  strategy: z.string().min(1).default("per_request"),
-  config: z.record(z.string(), z.unknown()).default({}),
-});
+export const StrategySpec = z
+  .looseObject({
+    strategy: z.string().min(1).default("per_request"),
+    config: z.record(z.string(), z.unknown()).default({}),
+  })
+  .meta({ title: "StrategySpec" });
 export type StrategySpec = z.infer<typeof StrategySpec>;
 
 /** How a finished session is scored (Polar's EvaluatorSpec). */
-export const EvaluatorSpec = z.looseObject({
-  strategy: z.string().min(1),
-  config: z.record(z.string(), z.unknown()).default({}),
-  env: z.record(z.string(), z.string()).default({}),
-  /** Evaluate in a fresh sandbox of the task's image (Polar's default for SWE tasks). */
-  refresh_runtime: z.boolean().optional(),
-  /** What the evaluation needs in its sandbox; derived from the evaluator's command when absent. */
-  requires: z.array(EvaluationRequirement).optional(),
-});
+export const EvaluatorSpec = z
+  .looseObject({
+    strategy: z.string().min(1),
+    config: z.record(z.string(), z.unknown()).default({}),
+    env: z.record(z.string(), z.string()).default({}),
+    /** Evaluate in a fresh sandbox of the task's image (Polar's default for SWE tasks). */
+    refresh_runtime: z.boolean().optional(),
+    /** What the evaluation needs in its sandbox; derived from the evaluator's command when absent. */
+    requires: z.array(EvaluationRequirement).optional(),
+  })
+  .meta({ title: "EvaluatorSpec" });
 export type EvaluatorSpec = z.infer<typeof EvaluatorSpec>;
 
-/** Metadata keys Polar's trainers set and read back from every result. */
+/**
+ * A task's metadata: any JSON values (Polar's `dict[str, object]`), echoed back in every result
+ * exactly as sent — NVIDIA's slime bridge stamps integer `group_id`, `policy_version` and
+ * `rollout_step`. Only the key Polar itself reads is typed.
+ */
 export const TaskMetadata = z.looseObject({
-  group_id: z.string().optional(),
-  policy_version: z.number().int().optional(),
-  rollout_step: z.number().int().optional(),
   /** Seconds the harness may run, counted from RUN (the task timeout counts from INIT). */
   agent_timeout: z.number().positive().finite().optional(),
 });
 
+/**
+ * Task ids: the characters and length of Polar's session ids (letters, digits, `.`, `_`, `-`;
+ * at most 128), so an id is always a safe path segment, never a 1 MB URL; ids with `:` or `#`
+ * stay free for the services' own records.
+ */
+export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+export const TaskId = z.string().regex(TASK_ID_PATTERN, "letters, digits, '.', '_' and '-' only, starting with a letter or digit, at most 128");
+
+/** Sessions one task may ask for: the trainer stream's bound on a group's n. */
+export const MAX_NUM_SAMPLES = 4096;
+
+const taskRequestFields = {
+  task_id: z.string().min(1),
+  instruction: z.string(),
+  num_samples: z.number().int().min(1).max(MAX_NUM_SAMPLES).default(1),
+  dispatch_priority: z.number().int().min(0).max(100).default(0),
+  early_stop_min_usable_sessions: z.number().int().min(1).nullable().optional(),
+  timeout_seconds: z.number().positive().default(600),
+  runtime: RuntimeSpec.meta({ title: "RuntimeSpec" }).nullable().optional(),
+  agent: AgentSpec,
+  builder: StrategySpec.default({ strategy: "per_request", config: {} }),
+  evaluator: EvaluatorSpec.nullable().optional(),
+  callback_url: z.string().url().nullable().optional(),
+  metadata: TaskMetadata.default({}),
+};
+
+// Polar's model validator: its error sits on the whole body, as pydantic reports it.
+const earlyStopWithinSamples = (t: { early_stop_min_usable_sessions?: number | null; num_samples: number }) =>
+  t.early_stop_min_usable_sessions == null || t.early_stop_min_usable_sessions <= t.num_samples;
+const EARLY_STOP_MESSAGE = "early_stop_min_usable_sessions cannot exceed num_samples";
+
 /** A trainer's request for `num_samples` rollouts of one task (Polar's TaskRequest). */
 export const TaskRequest = z
-  .looseObject({
-    task_id: z.string().min(1),
-    instruction: z.string(),
-    num_samples: z.number().int().min(1).default(1),
-    dispatch_priority: z.number().int().min(0).max(100).default(0),
-    early_stop_min_usable_sessions: z.number().int().min(1).nullable().optional(),
-    timeout_seconds: z.number().positive().default(600),
-    runtime: RuntimeSpec.nullable().optional(),
-    agent: AgentSpec,
-    builder: StrategySpec.default({ strategy: "per_request", config: {} }),
-    evaluator: EvaluatorSpec.nullable().optional(),
-    callback_url: z.string().url().nullable().optional(),
-    metadata: TaskMetadata.default({}),
-  })
-  .refine((t) => t.early_stop_min_usable_sessions == null || t.early_stop_min_usable_sessions <= t.num_samples, {
-    message: "early_stop_min_usable_sessions cannot exceed num_samples",
-    path: ["early_stop_min_usable_sessions"],
-  });
+  .looseObject(taskRequestFields)
+  .refine(earlyStopWithinSamples, { message: EARLY_STOP_MESSAGE })
+  .meta({ title: "TaskRequest" });
+/** What `POST /rollout/task/submit` accepts: a TaskRequest whose task_id is a TaskId. */
+export const RolloutTaskRequest = z
+  .looseObject({ ...taskRequestFields, task_id: TaskId })
+  .refine(earlyStopWithinSamples, { message: EARLY_STOP_MESSAGE })
+  .meta({ title: "TaskRequest" });
 export type TaskRequest = z.infer<typeof TaskRequest>;
 export type TaskRequestInput = z.input<typeof TaskRequest>;
 

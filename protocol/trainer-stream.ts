@@ -2,6 +2,7 @@
 // out under credit-based flow control with acknowledgements. Every frame is one of these schemas,
 // shared by the coordinator and the TypeScript client.
 import { z } from "zod";
+import { WsErrorFrame } from "./errors.ts";
 import { AgentSpec, EvaluatorSpec, StrategySpec, TaskMetadata } from "./rollout.ts";
 import { RuntimeSpec } from "./runtime.ts";
 
@@ -93,6 +94,6 @@ export const CoordinatorToTrainer = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("paused"), request_id: z.string(), nodes: z.number().int().nonnegative() }),
   z.object({ type: z.literal("resumed"), policy_version: z.number().int() }),
-  z.object({ type: z.literal("error"), code: z.string(), message: z.string(), request_id: z.string().optional() }),
+  WsErrorFrame,
 ]);
 export type CoordinatorToTrainer = z.infer<typeof CoordinatorToTrainer>;

@@ -10,6 +10,7 @@ import * as calls from "../protocol/calls.ts";
 import * as chat from "../protocol/chat.ts";
 import * as errors from "../protocol/errors.ts";
 import * as evaluation from "../protocol/evaluation.ts";
+import * as generate from "../protocol/generate.ts";
 import * as rollout from "../protocol/rollout.ts";
 import * as runtime from "../protocol/runtime.ts";
 import * as sessions from "../protocol/sessions.ts";
@@ -18,6 +19,8 @@ import * as harnessNames from "../protocol/harness-names.ts";
 import * as nodeLink from "../protocol/node-link.ts";
 import * as task from "../protocol/task.ts";
 import * as trainerStream from "../protocol/trainer-stream.ts";
+import * as gym from "../protocol/gym.ts";
+import * as enginePolicy from "../protocol/engine-policy.ts";
 
 export const WIRE_DOCS_PATH = resolve(import.meta.dir, "../docs/wire.md");
 
@@ -34,8 +37,11 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "harness-names.ts", title: "Harness and builder names (Polar's spelling and ours)", exports: harnessNames },
   { file: "task.ts", title: "Task files (TaskRequest + SWE-bench rows)", exports: task },
   { file: "evaluation.ts", title: "Evaluation results", exports: evaluation },
+  { file: "generate.ts", title: "`polar generate` output (trajectories.jsonl, attempts.jsonl, run.json, summary.json)", exports: generate },
   { file: "node-link.ts", title: "Node ↔ coordinator WebSocket (`/v1/node`)", exports: nodeLink },
   { file: "trainer-stream.ts", title: "Trainer ↔ coordinator WebSocket (`/v1/trainer`)", exports: trainerStream },
+  { file: "gym.ts", title: "NeMo Gym agent server", exports: gym },
+  { file: "engine-policy.ts", title: "Mock engine's trainable policy (`/polar/policy`, examples/learn)", exports: enginePolicy },
 ];
 
 const ENDPOINTS: [string, string][] = [
@@ -48,12 +54,18 @@ const ENDPOINTS: [string, string][] = [
   ["`POST /v1/admin/pause`, `GET /v1/admin/state`", "[AdminState](#adminstate)"],
   ["`POST /v1/admin/resume`", "body [ResumeBody](#resumebody) → [AdminState](#adminstate)"],
   ["`GET /health`", "[Health](#health)"],
-  ["`POST /rollout/task/submit` (polar node)", "body [TaskRequest](#taskrequest) → [TaskSubmitted](#tasksubmitted); 422 `detail: [{loc, msg, type}]`, 409 when the task id is running"],
-  ["`GET /rollout/task/:id`, `DELETE /rollout/task/:id[?register_if_missing=true]`", "[TaskStatus](#taskstatus)"],
-  ["`callback_url` (POSTed once per task)", "[TaskResult](#taskresult)"],
-  ["errors of the routes above, and unknown paths outside the LLM APIs", "[AdminErrorBody](#adminerrorbody)"],
+  ["`POST /rollout/task/submit` (polar node and coordinator)", "body [RolloutTaskRequest](#rollouttaskrequest) → [TaskSubmitted](#tasksubmitted); 422 `detail: [{type, loc, msg, input, ctx?}]` in pydantic's words, 409 while the task id is live or was cancelled before submission, 413 over 16 MiB, 503 draining (node)"],
+  ["`GET /rollout/task/:id`", "[TaskStatus](#taskstatus); 404 `{detail: \"Task not found\"}`"],
+  ["`DELETE /rollout/task/:id[?register_if_missing=true]`", "[TaskStatus](#taskstatus) once `cancelled` (only the sessions that had finished); 404 `{detail}`"],
+  ["`callback_url` (POSTed once per finished task; not for cancelled ones unless configured)", "[TaskResult](#taskresult)"],
+  ["errors of the rollout API", "`{detail: string}`, or `{detail: [...]}` for 422 (docs/rollout-api.md)"],
+  ["`GET /polar/policy` (polar mock-engine --trainable)", "[PolicyState](#policystate)"],
+  ["`POST /polar/policy` (policy token)", "body [PolicyWeights](#policyweights) → [PolicyState](#policystate); 401 without the token, 409 for an older version"],
+  ["errors of the session and admin routes above, and unknown paths outside the LLM APIs", "[AdminErrorBody](#adminerrorbody)"],
   ["errors under `/v1/chat/*`, `/v1/responses*` (and `/v1/models*` without `anthropic-version`)", "[OpenAiErrorBody](#openaierrorbody)"],
   ["errors under `/v1/messages*` (and `/v1/models*` with `anthropic-version`)", "[AnthropicErrorBody](#anthropicerrorbody)"],
+  ["`POST /run` (polar gym)", "body [GymRunRequest](#gymrunrequest) → [GymRunResult](#gymrunresult); 422 `detail: [{loc, msg, type}]` (docs/gym.md)"],
+  ["`POST /aggregate_metrics` (polar gym)", "body [GymAggregateMetricsRequest](#gymaggregatemetricsrequest) → [GymAggregateMetrics](#gymaggregatemetrics)"],
 ];
 
 type Json = { [key: string]: unknown };

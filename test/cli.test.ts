@@ -108,7 +108,7 @@ describe("polar CLI", () => {
     expect(unknown.stderr).toContain("bogus");
     const badBackend = await run(["gateway", "--backend", "tgi"]);
     expect(badBackend.code).toBe(2);
-    expect(badBackend.stderr).toContain("--backend must be one of vllm, sglang, tito, openai");
+    expect(badBackend.stderr).toContain("--backend must be one of vllm, sglang, tito, openai, anthropic");
     const badCommand = await run(["launch"]);
     expect(badCommand.code).toBe(2);
     expect(badCommand.stderr).toContain('unknown command "launch"');

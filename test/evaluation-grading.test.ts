@@ -224,7 +224,7 @@ describe("grading rules on real runs (process runtime)", () => {
     // A coordinator's assignment goes straight to the pipeline: the same check fails it at INIT.
     const row = TASKS.find((t) => t.task_id === "needs-pytest")!;
     const request = TaskRequest.parse({ task_id: "needs-pytest", instruction: row.instruction, runtime: row.runtime, evaluator: row.evaluator, agent: { harness: "command", settings: { argv: agentArgv("fix") } } });
-    await stack.node.tasks.submit(request, "command", "per-call");
+    expect(await stack.node.tasks.submit({ request, harness: "command", strategy: "per-call" })).toEqual({ accepted: true });
     const done = await pollTask(stack.node.url, "needs-pytest", 60_000);
     const r = SessionResult.parse(done.results[0]);
     expect(r.status).toBe("ERROR");

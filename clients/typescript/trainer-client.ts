@@ -22,6 +22,8 @@ export interface TrainerClientOptions {
   autoAck?: boolean;
   onResult?: (result: StreamedResult) => void | Promise<void>;
   onGroup?: (group: GroupMessage) => void;
+  /** Errors that answer no request of this client (e.g. a refused resume or cancel_group). */
+  onError?: (error: { code: string; message: string }) => void;
   reconnectDelayMs?: number;
   /**
    * Acknowledged result ids remembered to drop repeats (default 100,000). A repeat is a result
@@ -181,6 +183,8 @@ export class TrainerClient {
         if (message.request_id && this.pending.has(message.request_id)) {
           this.pending.get(message.request_id)!.reject(new Error(`${message.code}: ${message.message}`));
           this.pending.delete(message.request_id);
+        } else {
+          this.options.onError?.({ code: message.code, message: message.message });
         }
         return;
       case "resumed":

@@ -1,8 +1,9 @@
 // Why: the operator's view and levers — nodes (and draining one), groups, rollouts by state,
 // deleting a group, headline stats — behind the admin token.
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import { adminErrorResponse, PolarError } from "../../protocol/errors.ts";
 import type { Coordinator } from "../coordinator.ts";
-import { nodeStatus, slots } from "../nodes.ts";
+import { slots } from "../node-states.ts";
 import { tokenMatches, presentedToken } from "../tokens.ts";
 
 const LIST_LIMIT = 1000;
@@ -10,7 +11,7 @@ const LIST_LIMIT = 1000;
 export function adminRoutes(coordinator: Coordinator, adminToken: string): Hono {
   const app = new Hono();
   app.use("*", async (c, next) => {
-    if (!tokenMatches(presentedToken(c.req.raw.headers), adminToken)) return c.json({ error: { code: "unauthorized", message: "admin token required" } }, 401);
+    if (!tokenMatches(presentedToken(c.req.raw.headers), adminToken)) return failed(c, new PolarError("unauthorized", "admin token required"));
     await next();
   });
 
@@ -18,7 +19,7 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string): Hono 
     c.json({
       nodes: [...coordinator.nodes.values()].map((n) => ({
         node_id: n.id,
-        status: nodeStatus(n),
+        status: n.state,
         version: n.info?.version ?? null,
         capacity: n.capacity,
         slots: slots(n.capacity),
@@ -35,11 +36,9 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string): Hono 
   );
 
   app.post("/nodes/:id/drain", (c) => {
-    const node = coordinator.nodes.get(c.req.param("id"));
-    if (!node) return c.json({ error: { code: "not_found", message: `no node ${c.req.param("id")}` } }, 404);
-    node.draining = true;
-    node.peer?.send({ type: "drain" });
-    return c.json({ node_id: node.id, status: nodeStatus(node), assigned: node.assigned.size });
+    const node = coordinator.drainNode(c.req.param("id"));
+    if (!node) return failed(c, new PolarError("not_found", `no node ${c.req.param("id")}`));
+    return c.json({ node_id: node.id, status: node.state, assigned: node.assigned.size });
   });
 
   app.get("/groups", async (c) => {
@@ -54,7 +53,7 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string): Hono 
 
   app.delete("/groups/:id", async (c) => {
     const deleted = await coordinator.deleteGroup(c.req.param("id"));
-    if (!deleted) return c.json({ error: { code: "not_found", message: `no group ${c.req.param("id")}` } }, 404);
+    if (!deleted) return failed(c, new PolarError("not_found", `no group ${c.req.param("id")}`));
     return c.json({ group_id: c.req.param("id"), deleted: true });
   });
 
@@ -87,11 +86,16 @@ export async function stats(coordinator: Coordinator) {
     queue_depth: coordinator.queue.size,
     rollouts_by_state: await coordinator.repo.countRolloutsByState(),
     groups_running: coordinator.groups.size,
-    nodes: { connected: nodes.filter((n) => n.peer && !n.draining).length, draining: nodes.filter((n) => n.draining).length, disconnected: nodes.filter((n) => !n.peer).length },
+    nodes: { connected: nodes.filter((n) => n.state === "connected").length, draining: nodes.filter((n) => n.state === "draining").length, disconnected: nodes.filter((n) => n.state === "disconnected").length },
     policy_version: coordinator.policyVersion,
-    paused: coordinator.paused,
+    paused: coordinator.isPaused,
     ...counters,
     memory: { rss_bytes: process.memoryUsage().rss, heap_used_bytes: process.memoryUsage().heapUsed, result_cache_bytes: coordinator.cache.heldBytes },
     stage_mean_ms: Object.fromEntries(Object.entries(stage_ms).map(([k, v]) => [k, v.sum / v.count])),
   };
+}
+
+function failed(c: Context, err: PolarError): Response {
+  const { body, status } = adminErrorResponse(err);
+  return c.json(body, status as 404);
 }

@@ -1,7 +1,6 @@
 // Why: Prometheus scrapes `/metrics`; the text format is written here from the coordinator's
 // live counters and the store's counts, one metric family per line group.
 import type { Coordinator } from "../coordinator.ts";
-import { nodeStatus } from "../nodes.ts";
 
 type Sample = [labels: Record<string, string>, value: number];
 
@@ -17,7 +16,7 @@ function family(name: string, type: "gauge" | "counter", help: string, samples: 
 export async function metricsText(coordinator: Coordinator): Promise<string> {
   const byState = await coordinator.repo.countRolloutsByState();
   const nodes = [...coordinator.nodes.values()];
-  const count = (status: string) => nodes.filter((n) => nodeStatus(n) === status).length;
+  const count = (status: string) => nodes.filter((n) => n.state === status).length;
   const k = coordinator.counters;
   const gatewayCalls = nodes.reduce((a, n) => a + n.gatewayCalls, 0);
   const gatewayMs = nodes.reduce((a, n) => a + n.gatewayTotalMs, 0);

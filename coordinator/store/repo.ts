@@ -3,6 +3,7 @@
 // so that dispatching thousands of rollouts a second costs a few transactions, not thousands.
 import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
 import type { CoordinatorDb, CoordinatorStore, Statement } from "./db.ts";
+import { TERMINAL_ROLLOUT_STATES, type TerminalRolloutState } from "../rollout-states.ts";
 import { groups, meta, results, rollouts } from "./schema.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
@@ -10,7 +11,6 @@ export type RolloutRow = typeof rollouts.$inferSelect;
 export type ResultRow = typeof results.$inferSelect;
 export type NewRollout = typeof rollouts.$inferInsert;
 
-export const TERMINAL_ROLLOUT_STATES = ["completed", "error", "timeout", "cancelled"] as const;
 /** SQLite's bound-parameter limit divided by the widest row we insert. */
 const INSERT_CHUNK = 500;
 
@@ -31,7 +31,7 @@ export interface StoredResult {
   policyVersionStarted: number;
   stale: boolean;
   /** Terminal rollout state it finishes in. */
-  rolloutState: (typeof TERMINAL_ROLLOUT_STATES)[number];
+  rolloutState: TerminalRolloutState;
   cause: string | null;
   /** Set when nobody will acknowledge it (rollout API tasks): prunable after retention. */
   acked: boolean;
@@ -81,7 +81,7 @@ export class CoordinatorRepo {
   }
 
   /** Terminal without a result (cancelled while queued, or its group deleted). */
-  async finishWithoutResult(ids: string[], state: (typeof TERMINAL_ROLLOUT_STATES)[number], cause: string, now: number): Promise<void> {
+  async finishWithoutResult(ids: string[], state: TerminalRolloutState, cause: string, now: number): Promise<void> {
     for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
       await this.db.update(rollouts).set({ state, cause, finishedAt: now }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
     }
@@ -201,8 +201,9 @@ export class CoordinatorRepo {
     return row;
   }
 
+  /** The latest rollout-API group (no trainer) of a task id; trainer-stream groups are never returned. */
   async findGroupByTaskId(taskId: string): Promise<GroupRow | undefined> {
-    const [row] = await this.db.select().from(groups).where(eq(groups.taskId, taskId)).orderBy(sql`${groups.createdAt} desc`).limit(1);
+    const [row] = await this.db.select().from(groups).where(and(eq(groups.taskId, taskId), isNull(groups.trainerId))).orderBy(sql`${groups.createdAt} desc`).limit(1);
     return row;
   }
 

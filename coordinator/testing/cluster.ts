@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TrainerClient, type TrainerClientOptions } from "../../clients/typescript/trainer-client.ts";
 import type { CoordinatorConfigInput } from "../config.ts";
-import { startCoordinator, type RunningCoordinator } from "../server.ts";
+import { startCoordinator, type CoordinatorDeps, type RunningCoordinator } from "../server.ts";
 import { SimulatedNode, type SimulatedNodeOptions } from "./simulated-node.ts";
 
 export const TOKENS = { nodeToken: "node-token-0123456789abcdef", trainerToken: "trainer-token-0123456789abcd", adminToken: "admin-token-0123456789abcdef" };
@@ -14,25 +14,30 @@ export interface Cluster {
   coordinator: RunningCoordinator;
   dir: string;
   db: string;
+  /** The coordinator's structured log lines, parsed (every life of it, in order). */
+  logs: Record<string, unknown>[];
   node(id: string, options?: Partial<SimulatedNodeOptions>): Promise<SimulatedNode>;
   trainer(id: string, options?: Partial<TrainerClientOptions>): Promise<TrainerClient>;
   admin(path: string, init?: RequestInit): Promise<Response>;
-  /** Stops the coordinator (nodes and trainers stay) and starts a new one on the same file and port. */
-  restart(): Promise<void>;
+  /** Stops the coordinator (nodes and trainers stay) and starts a new one on the same file and port; `meanwhile` runs while it is down. */
+  restart(meanwhile?: () => void | Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startCluster(config: Partial<CoordinatorConfigInput> = {}): Promise<Cluster> {
+export async function startCluster(config: Partial<CoordinatorConfigInput> = {}, deps: CoordinatorDeps = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), "polar-coord-"));
   const db = join(dir, "coordinator.db");
   const base = { port: 0, db, heartbeatMs: 200, nodeGraceMs: 300, ...TOKENS, ...config };
-  let coordinator = await startCoordinator(base);
+  const logs: Record<string, unknown>[] = [];
+  const withLogs: CoordinatorDeps = { logSink: (line) => void logs.push(JSON.parse(line) as Record<string, unknown>), ...deps };
+  let coordinator = await startCoordinator(base, withLogs);
   const nodes: SimulatedNode[] = [];
   const trainers: TrainerClient[] = [];
   const cluster: Cluster = {
     coordinator,
     dir,
     db,
+    logs,
     async node(id, options = {}) {
       const node = new SimulatedNode({ url: cluster.coordinator.url, token: TOKENS.nodeToken, nodeId: id, heartbeatMs: 100, ...options });
       nodes.push(node);
@@ -46,10 +51,11 @@ export async function startCluster(config: Partial<CoordinatorConfigInput> = {})
       return client;
     },
     admin: (path, init = {}) => fetch(`${cluster.coordinator.url}${path}`, { ...init, headers: { authorization: `Bearer ${TOKENS.adminToken}`, "content-type": "application/json", ...init.headers } }),
-    async restart() {
+    async restart(meanwhile) {
       const port = Number(new URL(cluster.coordinator.url).port);
       await cluster.coordinator.stop();
-      coordinator = await startCoordinator({ ...base, port });
+      await meanwhile?.();
+      coordinator = await startCoordinator({ ...base, port }, withLogs);
       cluster.coordinator = coordinator;
     },
     async stop() {
@@ -71,5 +77,5 @@ export async function waitFor(check: () => boolean | Promise<boolean>, what: str
   }
 }
 
-export const TASK = { task_id: "t-echo", instruction: "say hi", runtime: { image: "polar-busybox:latest" } };
+export const TASK = { task_id: "t-echo", instruction: "say hi", runtime: { image: "polar-busybox:latest" }, evaluator: { strategy: "none" } };
 export const AGENT = { harness: "mini" };

@@ -43,6 +43,8 @@ export class SimulatedNode {
   private readonly held = new Map<string, Assignment>();
   /** Finished, sent, not yet acknowledged. */
   readonly unacked = new Map<string, { attempt: number; result: ReportedResult }>();
+  /** Cut off by a restart (`restart`): reported in the next hello, then forgotten. */
+  private readonly interrupted = new Map<string, { attempt: number; cause: string }>();
   readonly received: Assignment[] = [];
   readonly cancels: string[] = [];
   pauses = 0;
@@ -60,7 +62,9 @@ export class SimulatedNode {
           ...[...this.running].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: "run" })),
           ...[...this.unacked].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: "finished" })),
         ];
-        this.send({ type: "hello", protocol_version: LINK_PROTOCOL_VERSION, node_id: this.options.nodeId, version: "sim", capacity: this.options.capacity ?? { init: 2, run: 4, postrun: 2 }, harnesses: ["mini"], images_warm: this.options.imagesWarm ?? {}, engines: [], held });
+        const interrupted = [...this.interrupted].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, cause: r.cause }));
+        this.interrupted.clear();
+        this.send({ type: "hello", protocol_version: LINK_PROTOCOL_VERSION, node_id: this.options.nodeId, version: "sim", capacity: this.options.capacity ?? { init: 2, run: 4, postrun: 2 }, harnesses: ["mini"], images_warm: this.options.imagesWarm ?? {}, engines: [], held, interrupted });
       };
       ws.onmessage = (event) => {
         const message = CoordinatorToNode.parse(JSON.parse(String(event.data)));
@@ -142,6 +146,20 @@ export class SimulatedNode {
   disconnect(): void {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.ws?.close();
+  }
+
+  /**
+   * Killed and started again on its store (call `connect` next): what ran is cut off and is
+   * reported as interrupted; finished, unacknowledged results survive and are sent again.
+   */
+  restart(cause = "node_restarted"): void {
+    this.disconnect();
+    for (const [id, r] of this.running) {
+      if (r.timer) clearTimeout(r.timer);
+      this.interrupted.set(id, { attempt: r.attempt, cause });
+    }
+    this.running.clear();
+    this.held.clear();
   }
 
   /** Dies: nothing survives (kill -9 without a store). */

@@ -1,19 +1,23 @@
-// Why: Polar's rollout API as a standalone node serves it — submit a TaskRequest, poll or cancel
-// a task, node status — so a trainer integration written for NVIDIA's rollout server works
-// unchanged. Errors answer as FastAPI does (`detail`), 422 naming each bad field.
-import { Hono, type Context } from "hono";
-import type { TaskRequest, TaskSubmitted } from "../../protocol/rollout.ts";
-import { readTaskSubmission } from "../../lib/task-submission.ts";
-import { PolarError } from "../errors.ts";
+// Why: `polar node` standalone serves Polar's rollout API — the shared routes (lib/rollout-api)
+// over this node's port: its TaskBook, pipeline metrics and warm pool — plus the node's own
+// task list and health.
+import { Hono } from "hono";
+import type { RolloutApiPort } from "../../lib/rollout-api/port.ts";
+import type { TaskRequest } from "../../protocol/rollout.ts";
+import { rolloutApiRoutes } from "../../lib/rollout-api/routes.ts";
+import type { TaskCatalog } from "../../lib/task-catalog.ts";
+import { SOURCES_MUST_EXIST, type HostPathPolicy } from "../../lib/upload-sources.ts";
 import type { Pipeline } from "../pipeline/pipeline.ts";
 import type { TaskBook } from "../pipeline/tasks.ts";
-import { withTaskDefaults, type TaskCatalog } from "./task-catalog.ts";
+import { hostPathRefusal, runtimeRequestRefusals, type SandboxPolicy } from "../runtime/sandbox-policy.ts";
 
 export interface RolloutRouteDeps {
   nodeId: string;
   tasks: TaskBook;
   pipeline: Pipeline;
   catalog: TaskCatalog;
+  /** What a request's runtime may ask for (host paths, network host, cap_add). */
+  sandboxPolicy: SandboxPolicy;
   /** Ready sandboxes per pool key. */
   warm(): Record<string, number>;
   isDraining(): boolean;
@@ -23,57 +27,51 @@ export interface RolloutRouteDeps {
   evaluationErrors?(): Record<string, number>;
 }
 
-function detailError(c: Context, err: unknown): Response {
-  if (err instanceof PolarError) return c.json({ detail: err.message }, err.status as 400);
-  throw err;
+/**
+ * Upload sources must lie inside the operator's roots — checked lexically first, so a request
+ * cannot probe which host paths outside them exist — and then exist as the step needs.
+ */
+export function sandboxHostPaths(policy: SandboxPolicy): HostPathPolicy {
+  return {
+    refuse: async (path, kind) => hostPathRefusal(path, policy.hostPathRoots) ?? SOURCES_MUST_EXIST.refuse(path, kind),
+  };
+}
+
+/** The node's side of the rollout API. */
+export function nodeRolloutPort(deps: RolloutRouteDeps): RolloutApiPort {
+  return {
+    refusal: () => (deps.isDraining() ? "the node is draining and accepts no new tasks" : null),
+    submit: async (task) => {
+      // A task this node can never score is refused before any rollout is spent on it.
+      const unevaluable = await deps.evaluable?.(task.request);
+      if (unevaluable) return { accepted: false, status: 422, detail: unevaluable };
+      return deps.tasks.submit(task);
+    },
+    status: (taskId) => deps.tasks.status(taskId),
+    cancel: (taskId) => deps.tasks.cancel(taskId),
+    serviceStatus: async () => ({
+      node_id: deps.nodeId,
+      status: deps.isDraining() ? "draining" : "ok",
+      metrics: deps.pipeline.metrics(),
+      tasks: deps.tasks.liveCounts(),
+      warm_sandboxes: deps.warm(),
+      ...(deps.evaluationErrors ? { evaluation_errors: deps.evaluationErrors() } : {}),
+    }),
+  };
 }
 
 export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
   const app = new Hono();
-
-  app.post("/rollout/task/submit", async (c) => {
-    if (deps.isDraining()) return c.json({ detail: "the node is draining and accepts no new tasks" }, 503);
-    const submission = await readTaskSubmission(c.req.raw, (raw) => withTaskDefaults(raw, typeof raw.task_id === "string" ? deps.catalog.get(raw.task_id) : undefined));
-    if (!submission.ok) return c.json({ detail: submission.detail }, 422);
-    const { request, harness, strategy } = submission;
-    // A task this node can never score is refused before any rollout is spent on it.
-    const unevaluable = await deps.evaluable?.(request);
-    if (unevaluable) return c.json({ detail: unevaluable }, 422);
-    try {
-      await deps.tasks.submit(request, harness, strategy);
-    } catch (err) {
-      return detailError(c, err);
-    }
-    return c.json({ task_id: request.task_id, status: "running" } satisfies TaskSubmitted);
-  });
-
-  app.get("/rollout/task/:id", (c) => {
-    try {
-      return c.json(deps.tasks.status(c.req.param("id")));
-    } catch (err) {
-      return detailError(c, err);
-    }
-  });
-
-  app.delete("/rollout/task/:id", async (c) => {
-    try {
-      return c.json(await deps.tasks.cancel(c.req.param("id"), c.req.query("register_if_missing") === "true"));
-    } catch (err) {
-      return detailError(c, err);
-    }
-  });
-
-  app.get("/rollout/status", (c) =>
-    c.json({
-      node_id: deps.nodeId,
-      status: deps.isDraining() ? "draining" : "ok",
-      metrics: deps.pipeline.metrics(),
-      tasks: deps.tasks.counts(),
-      warm_sandboxes: deps.warm(),
-      ...(deps.evaluationErrors ? { evaluation_errors: deps.evaluationErrors() } : {}),
+  app.route(
+    "/",
+    rolloutApiRoutes(nodeRolloutPort(deps), {
+      catalog: deps.catalog,
+      hostPaths: sandboxHostPaths(deps.sandboxPolicy),
+      // network host and cap_add (host paths were checked above, as every source is).
+      refuseRequest: ({ request }) =>
+        runtimeRequestRefusals(request.runtime, deps.sandboxPolicy).map((r) => ({ type: "value_error", loc: ["body", "runtime", ...r.loc], msg: `Value error, ${r.msg}` })),
     }),
   );
-
   app.get("/tasks", (c) => c.json({ tasks: deps.catalog.ids().map((id) => ({ task_id: id })) }));
   app.get("/health", (c) => c.json({ status: "ok", node_id: deps.nodeId, draining: deps.isDraining() }));
   return app;

@@ -1,10 +1,11 @@
 // Why: `polar demo` — the embedded default: a node (process runtime with bwrap, or Docker with
-// --runtime docker) against the mock engine's task-solving policy and the bundled tasks, driven
+// --runtime docker) against the mock engine's task-solving policy and the bundled tasks (or any
+// task file with gold patches, `--tasks tasks/exercism-python/tasks.jsonl`), driven
 // through Polar's rollout API exactly as a trainer would; live progress per stage, then a table
 // and a JSONL of the results. No GPU, no network, no config.
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { TaskStatus, type SessionResult } from "../../protocol/rollout.ts";
 import { BUNDLED_TASKS_FILE } from "../api/task-catalog.ts";
 import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
@@ -21,7 +22,8 @@ const DEMO_HARNESSES = HARNESS_KINDS.filter((k) => k !== "command");
 const FLAGS: FlagSpecs = {
   harness: { type: "string", help: `harness: ${DEMO_HARNESSES.join(", ")} (the CLIs need scripts/install-harnesses.sh)`, default: "mini" },
   runtime: { type: "string", help: `sandbox runtime: ${runtimeHelp()}; docker needs the image polar-bookworm:dev`, default: "process" },
-  tasks: { type: "string", help: "how many bundled tasks to submit", default: "3" },
+  tasks: { type: "string", help: "task file (JSONL) the node serves and the mock engine's policy solves, e.g. tasks/exercism-python/tasks.jsonl", default: "tasks/tasks.jsonl" },
+  count: { type: "string", help: "how many of its tasks to submit", default: "3" },
   samples: { type: "string", help: "samples per task", default: "4" },
   out: { type: "string", help: "folder for the node's database and results.jsonl (default: a new temp folder)" },
 };
@@ -31,19 +33,21 @@ const MAX_TOKENS_CAP = 4096;
 const CLI_OF: Partial<Record<HarnessKind, PinnedCli>> = { codex: "codex", "claude-code": "claude-code", "qwen-code": "qwen-code", pi: "pi" };
 
 export async function runDemoCli(argv: string[]): Promise<void> {
-  const flags = parseFlags("demo", "a node with sandboxes, the mock engine's solving policy and the bundled tasks, driven through the rollout API", FLAGS, argv);
+  const flags = parseFlags("demo", "a node with sandboxes, the mock engine's solving policy and the bundled (or --tasks) tasks, driven through the rollout API", FLAGS, argv);
   if (!flags) return;
   const harness = stringFlag(flags, "harness") ?? "mini";
   if (!(DEMO_HARNESSES as readonly string[]).includes(harness)) throw new UsageError(`--harness must be one of ${DEMO_HARNESSES.join(", ")}`);
   const cli = CLI_OF[harness as HarnessKind];
   if (cli && !existsSync(pinnedBinary(cli))) throw new UsageError(`the ${harness} CLI is not installed (${pinnedBinary(cli)}); run scripts/install-harnesses.sh`);
+  const taskFile = resolve(stringFlag(flags, "tasks") ?? BUNDLED_TASKS_FILE);
+  if (!existsSync(taskFile)) throw new UsageError(`--tasks: ${taskFile}: no such file`);
+  const taskCount = intFlag(flags, "count") ?? 3;
   const runtimeName = oneOf(flags, "runtime", RUNTIME_BACKENDS) ?? "process";
   const runtime = await openRuntime(runtimeName, { images: ["polar-bookworm:dev"] });
-  const taskCount = intFlag(flags, "tasks") ?? 3;
   const samples = intFlag(flags, "samples") ?? 4;
   const dir = stringFlag(flags, "out") ?? mkdtempSync(join(tmpdir(), "polar-demo-"));
 
-  const engine = await startMockEngine({ port: 0, tasks: BUNDLED_TASKS_FILE, successProbability: 0.5 });
+  const engine = await startMockEngine({ port: 0, tasks: taskFile, successProbability: 0.5 });
   const node = await startNode(
     parseNodeConfig({
       node_id: `demo-${process.pid}`,
@@ -51,6 +55,7 @@ export async function runDemoCli(argv: string[]): Promise<void> {
       port: 0,
       db: join(dir, "node.db"),
       runtime: runtimeName,
+      tasks: taskFile,
       engine: { urls: [engine.url] },
       sampling: { max_tokens_cap: MAX_TOKENS_CAP },
       workers: { init: 4, run: 4, postrun: 2, ready_backlog: 2 },
@@ -58,7 +63,7 @@ export async function runDemoCli(argv: string[]): Promise<void> {
     { runtime },
   );
   try {
-    log(`node ${node.url} (runtime ${runtimeName}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness}`);
+    log(`node ${node.url} (runtime ${runtimeName}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness} · tasks ${taskFile}`);
     const picked = await pickTasks(node.url, taskCount);
     const t0 = performance.now();
     const taskIds: string[] = [];
@@ -101,15 +106,18 @@ export async function runDemoCli(argv: string[]): Promise<void> {
   }
 }
 
-/** A mix of Python and JavaScript tasks from the node's task list. */
+/** The first `count` tasks of the node's task list, alternating between id prefixes (`py-`, `js-`) when there are several. */
 async function pickTasks(url: string, count: number): Promise<string[]> {
   const { tasks } = (await (await fetch(`${url}/tasks`)).json()) as { tasks: { task_id: string }[] };
-  const py = tasks.filter((t) => t.task_id.startsWith("py-")).map((t) => t.task_id);
-  const js = tasks.filter((t) => t.task_id.startsWith("js-")).map((t) => t.task_id);
+  const groups = new Map<string, string[]>();
+  for (const { task_id } of tasks) {
+    const prefix = task_id.split("-")[0]!;
+    groups.set(prefix, [...(groups.get(prefix) ?? []), task_id]);
+  }
+  const lists = [...groups.values()];
   const mixed: string[] = [];
   for (let i = 0; mixed.length < Math.min(count, tasks.length); i++) {
-    if (py[i]) mixed.push(py[i]!);
-    if (js[i] && mixed.length < count) mixed.push(js[i]!);
+    for (const list of lists) if (list[i] && mixed.length < count) mixed.push(list[i]!);
   }
   return mixed;
 }

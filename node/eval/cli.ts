@@ -78,5 +78,6 @@ async function validate(argv: string[]): Promise<void> {
 export async function runTasksCli(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === "validate") return validate(rest);
-  throw new UsageError(`usage: polar tasks validate FILE|FOLDER [--runtime docker|process]${sub && sub !== "--help" ? `\nunknown subcommand "${sub}"` : ""}`);
+  if (sub === "import") return (await import("../task-import/cli.ts")).runImportCli(rest);
+  throw new UsageError(`usage: polar tasks validate FILE|FOLDER [--runtime docker|process]\n       polar tasks import exercism FILE|DIR [--out tasks.jsonl]${sub && sub !== "--help" ? `\nunknown subcommand "${sub}"` : ""}`);
 }

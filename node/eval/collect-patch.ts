@@ -3,7 +3,7 @@
 // files, binary files and mode changes included; the repository's own index and HEAD untouched,
 // even when the agent committed), leaving out harness state folders and caches.
 import { randomBytes } from "node:crypto";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 
 /** Folders harnesses and tools leave in a work tree; never part of the agent's change. */

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { BoundedText, EvaluationDetail, EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { execLog, headOf, tailOf } from "./bounded.ts";
 import { shellQuote } from "./collect-patch.ts";

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Task, type TaskInput } from "../../protocol/task.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { createProcessRuntime } from "../runtime/process.ts";
 import { testNodeId } from "../runtime/docker-test-env.ts";
 import { BASE_COMMIT_ENV } from "./bundled.ts";

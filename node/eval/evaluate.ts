@@ -3,7 +3,7 @@
 // the evaluator needs it, and returns a reward (null = no reward) with a stored detail.
 import { EVALUATOR_ALIASES, EvaluatorStrategy, type EvaluationDetail, type EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { Sandbox } from "../runtime/types.ts";
 import { collectPatch } from "./collect-patch.ts";
 import { evaluateCommand } from "./command.ts";

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { TestParserName, type BoundedText, type EvaluationDetail, type EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { execLog, headOf } from "./bounded.ts";
 import { patchFiles, shellQuote } from "./collect-patch.ts";

@@ -4,7 +4,7 @@
 // evaluation needs something this host's sandboxes lack (pytest, node) is reported as such first.
 import type { EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
-import { asPolarError } from "../errors.ts";
+import { asPolarError } from "../../protocol/errors.ts";
 import type { RequirementCheck } from "./requirements.ts";
 import type { SandboxSource } from "./sandbox-source.ts";
 import { evaluateSwePatch } from "./swe.ts";

@@ -1,7 +1,7 @@
 // Why: the two credential kinds (per-session LLM keys, the operator's admin token) must never
 // stand in for each other; this module is the only place that reads credentials off a request.
 import { timingSafeEqual } from "node:crypto";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { SessionRow, SessionsRepo } from "../store/sessions-repo.ts";
 
 /** The key a client sent: `Authorization: Bearer <key>` or `x-api-key: <key>`. */

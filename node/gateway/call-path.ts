@@ -2,7 +2,7 @@
 // call the engine, and commit the call (tokens, timings, error) before anything is answered.
 import type { Dialect } from "../../protocol/calls.ts";
 import type { CacheBudget } from "../cache-budget.ts";
-import { PolarError, asPolarError } from "../errors.ts";
+import { PolarError, asPolarError } from "../../protocol/errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
 import type { Backend, EngineResult } from "./backends/backend.ts";
 import type { PivotRequest, PivotResponse } from "./pivot.ts";

@@ -1,7 +1,7 @@
 // Why: weight sync needs the gateway to stop admitting calls, drain the ones in flight, and
 // stamp every later call with the new policy version; new calls wait rather than fail. Versions
 // only move forward: a late or replayed resume naming an older version is refused.
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 export class PolicyGate {
   private paused = false;

@@ -4,7 +4,7 @@
 // token id, a session token or an error's raw text (asPolarError keeps that out of messages).
 import { randomBytes } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
-import { describeCause, type PolarError } from "../errors.ts";
+import { describeCause, type PolarError } from "../../protocol/errors.ts";
 
 export interface LogLine {
   ts: string;

@@ -3,7 +3,7 @@
 // own session routes (in process), so it adds no second code path to the session store.
 import type { Hono } from "hono";
 import { SessionInfo } from "../../protocol/sessions.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { serveSessionSocket, type SessionSocket } from "./session-socket.ts";
 
 export interface OpenSessionOptions {

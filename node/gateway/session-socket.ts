@@ -4,7 +4,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { chmod, unlink } from "node:fs/promises";
 import type { Hono } from "hono";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { isAdminToken, presentedKey } from "./auth.ts";
 import type { Dialect } from "./dialects/dialect.ts";
 import { DIALECT_ENDPOINTS, anthropicDialect, chatDialect } from "./dialects/index.ts";

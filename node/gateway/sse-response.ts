@@ -2,7 +2,7 @@
 // HTTP error status (which harnesses retry) and must not let a long generation trip a client's
 // idle timeout. So a streamed call waits a short head start for the engine; if the answer is
 // not there yet it commits to 200 and sends SSE comments as keep-alives until it is.
-import { asPolarError, type PolarError } from "../errors.ts";
+import { asPolarError, type PolarError } from "../../protocol/errors.ts";
 import type { Dialect, SseFrame } from "./dialects/dialect.ts";
 import type { PivotRequest, PivotResponse } from "./pivot.ts";
 

@@ -2,7 +2,7 @@
 // to the rebuilding strategies, validates the strategy a client names, and runs the rebuild in a
 // worker (started on first use) so it never stalls the gateway's live calls.
 import type { SessionTrajectory } from "../../protocol/sessions.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
 import { STRATEGIES, type RebuildOptions, type Strategy, type TrajectoryResult } from "../trajectory/index.ts";
 import type { RebuildJob, RebuildReply } from "./trajectory-worker.ts";

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { claudeEnv } from "./claude-code.ts";
 import { pinnedBinary, PINNED_CLIS, pinnedVersion } from "./common.ts";
 import { HARNESS_KINDS, getHarness } from "./registry.ts";

@@ -1,6 +1,6 @@
 // Why: any program that reads the standard OpenAI / Anthropic variables can be a harness; Polar
 // only points those variables at the gateway session and runs it, unchanged.
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { collectStdout, options, polarEnv } from "./common.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
 

@@ -3,7 +3,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import pins from "./pins.json" with { type: "json" };
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { HarnessOptions, type HarnessExit, type HarnessOutcome, type HarnessSpec } from "./types.ts";
 
 export type PinnedCli = keyof typeof pins;

@@ -1,5 +1,5 @@
 // Why: the closed set of harness kinds a rollout may name, and the one lookup from kind to adapter.
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { claudeCodeAdapter } from "./claude-code.ts";
 import { codexAdapter } from "./codex.ts";
 import { commandAdapter } from "./command.ts";

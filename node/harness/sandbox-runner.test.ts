@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { findBwrap } from "../runtime/bwrap.ts";
 import { createProcessRuntime } from "../runtime/process.ts";
 import { RuntimeSpec, type Sandbox } from "../runtime/types.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { getHarness } from "./registry.ts";
 import { harnessMounts } from "./sandbox-mounts.ts";
 import { DEFAULT_BRIDGE_PORT, SANDBOX_HOME_DIR, runInSandbox } from "./sandbox-runner.ts";

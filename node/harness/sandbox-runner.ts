@@ -3,7 +3,7 @@
 // reaches its gateway session only through the loopback bridge: started in the same exec, it
 // listens on 127.0.0.1 inside and forwards to the rollout's unix socket in the run folder.
 import { join } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { SANDBOX_HARNESS_DIR, SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { SANDBOX_BUN_BIN, SANDBOX_NODE_BIN } from "./sandbox-mounts.ts";
 import type { GatewayEndpoint, HarnessAdapter, HarnessExit, HarnessLimits, HarnessOptions, HarnessOutcome, HarnessSpec } from "./types.ts";

@@ -26,6 +26,8 @@ const FLAGS: FlagSpecs = {
   "fail-first": { type: "string", help: "answer HTTP 500 to the first n generation calls", default: String(DEFAULTS.failFirst) },
   "hang-calls": { type: "string", help: "comma-separated call numbers that never answer (e.g. 2,5)" },
   dialect: { type: "string", help: `API to speak: ${ENGINE_APIS.join(" | ")}`, default: DEFAULTS.dialect },
+  trainable: { type: "boolean", help: "task sessions choose solve / mis-solve from trainable logits starting at --success-probability (GET/POST /polar/policy)" },
+  "policy-token": { type: "string", help: "bearer token for POST /polar/policy weight updates (env POLAR_ENGINE_POLICY_TOKEN; needed with --trainable)" },
 };
 
 /** Options from argv; null after printing help for `--help`. */
@@ -52,6 +54,8 @@ export function parseMockEngineArgs(argv: string[]): MockEngineOptionsInput | nu
       .filter((s) => s.trim() !== "")
       .map((s) => intFlag({ "hang-calls": s.trim() }, "hang-calls")!),
     dialect,
+    trainable: values.trainable === true ? true : undefined,
+    policyToken: stringFlag(values, "policy-token") ?? process.env.POLAR_ENGINE_POLICY_TOKEN,
   };
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as MockEngineOptionsInput;
 }

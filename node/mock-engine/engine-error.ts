@@ -1,14 +1,16 @@
 // Why: request failures the mock engine reports (bad input, unknown model, context overflow,
 // injected faults) are decided once and rendered in each dialect's own error shape.
 
-export const ENGINE_ERROR_KINDS = ["bad_request", "not_found", "context_length", "internal"] as const;
+export const ENGINE_ERROR_KINDS = ["bad_request", "unauthorized", "not_found", "conflict", "context_length", "internal"] as const;
 export type EngineErrorKind = (typeof ENGINE_ERROR_KINDS)[number];
 
-const STATUS: Record<EngineErrorKind, number> = { bad_request: 400, not_found: 404, context_length: 400, internal: 500 };
+const STATUS: Record<EngineErrorKind, number> = { bad_request: 400, unauthorized: 401, not_found: 404, conflict: 409, context_length: 400, internal: 500 };
 /** vLLM's error `type` strings (HTTPStatus phrase + "Error"). */
 const VLLM_TYPE: Record<EngineErrorKind, string> = {
   bad_request: "BadRequestError",
+  unauthorized: "UnauthorizedError",
   not_found: "NotFoundError",
+  conflict: "ConflictError",
   context_length: "BadRequestError",
   internal: "InternalServerError",
 };

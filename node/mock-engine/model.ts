@@ -9,6 +9,7 @@ import { sampleLogprobs, seedFrom, type TokenLogprob } from "./sampler.ts";
 import { DEFAULT_SCRIPT } from "./script.ts";
 import { TaskPolicy } from "./task-policy.ts";
 import { findStopString } from "./stop-strings.ts";
+import { TrainablePolicy } from "./trainable-policy.ts";
 
 export interface GenerateInput {
   promptIds: number[];
@@ -40,13 +41,16 @@ export class MockModel {
   readonly tokenizer: BpeTokenizer;
   private readonly regularVocabSize: number;
   private readonly taskPolicy: TaskPolicy | undefined;
+  /** The learnable solve / mis-solve choice (options.trainable). */
+  readonly trainable: TrainablePolicy | undefined;
 
   constructor(readonly options: MockEngineOptions) {
     this.template = getChatTemplate(options.modelFolder);
     this.tokenizer = this.template.tokenizer;
     this.regularVocabSize = Object.keys(this.tokenizer.folder.vocab).length;
+    this.trainable = options.trainable ? new TrainablePolicy(this.tokenizer, () => this.taskPolicy?.taskIds ?? [], options.successProbability) : undefined;
     this.taskPolicy = options.tasks
-      ? TaskPolicy.fromFile(options.tasks, { successProbability: options.successProbability, seed: options.seed })
+      ? TaskPolicy.fromFile(options.tasks, { successProbability: options.successProbability, seed: options.seed, chooser: this.trainable })
       : undefined;
   }
 
@@ -78,13 +82,17 @@ export class MockModel {
     const maxTokens = this.checkContext(input.promptIds.length, input.maxTokens, api);
     const promptText = this.tokenizer.decode(input.promptIds);
     const script = this.options.script ?? DEFAULT_SCRIPT;
-    const fullIds = [...this.tokenizer.encode(scriptedCompletion(promptText, script, this.taskPolicy)), this.tokenizer.eosTokenId];
+    const complete = () => scriptedCompletion(promptText, script, this.taskPolicy);
+    const { value: completion, decision } = this.trainable ? this.trainable.during(complete) : { value: complete(), decision: undefined };
+    const fullIds = [...this.tokenizer.encode(completion), this.tokenizer.eosTokenId];
     const stopped = findStopString(this.tokenizer, fullIds, input.stop ?? [], input.keepStopString === true);
     const sampledIds = stopped ? fullIds.slice(0, stopped.tokenCount) : fullIds;
     const outputIds = sampledIds.slice(0, maxTokens);
     const truncated = outputIds.length < sampledIds.length;
     const seed = seedFrom(this.options.seed, input.requestSeed ?? 0, input.promptIds);
-    const { logprobs, top } = sampleLogprobs(outputIds, input.topLogprobs, seed, this.regularVocabSize);
+    const { logprobs, top } = this.trainable
+      ? this.trainable.sampleLogprobs(outputIds, decision, input.topLogprobs, this.regularVocabSize)
+      : sampleLogprobs(outputIds, input.topLogprobs, seed, this.regularVocabSize);
     return {
       outputIds,
       logprobs,

@@ -33,6 +33,16 @@ export const MockEngineOptionsSchema = z.object({
   hangCalls: z.array(z.number().int().positive()).default([]),
   /** The engine API to speak (ENGINE_APIS); the option keeps its CLI name `--dialect`. */
   dialect: z.enum(ENGINE_APIS).default("vllm"),
+  /**
+   * Task sessions choose solve / mis-solve from trainable logits (trainable-policy.ts) that start
+   * at `successProbability`; `GET /polar/policy` and `POST /polar/policy` read and update them.
+   */
+  trainable: z.boolean().default(false),
+  /** Bearer token for `POST /polar/policy` (required with `trainable`). */
+  policyToken: z.string().min(16).optional(),
+}).refine((o) => !o.trainable || (o.tasks !== undefined && o.policyToken !== undefined), {
+  message: "a trainable policy needs a task file (tasks) and a policy token (policyToken, at least 16 characters)",
+  path: ["trainable"],
 });
 export type MockEngineOptions = z.infer<typeof MockEngineOptionsSchema>;
 export type MockEngineOptionsInput = z.input<typeof MockEngineOptionsSchema>;

@@ -5,6 +5,7 @@ import type { EngineContext } from "./context.ts";
 import { CallGate } from "./faults.ts";
 import { MockModel } from "./model.ts";
 import { MockEngineOptionsSchema, type MockEngineOptionsInput } from "./options.ts";
+import { mountPolicyRoutes } from "./policy-routes.ts";
 import { sglangApp } from "./sglang-routes.ts";
 import { vllmApp } from "./vllm-routes.ts";
 
@@ -19,7 +20,9 @@ export interface RunningMockEngine {
 }
 
 export function mockEngineApp(ctx: EngineContext): Hono {
-  return ctx.options.dialect === "sglang" ? sglangApp(ctx) : vllmApp(ctx);
+  const app = ctx.options.dialect === "sglang" ? sglangApp(ctx) : vllmApp(ctx);
+  if (ctx.model.trainable) mountPolicyRoutes(app, ctx.model.trainable, ctx.options.policyToken!);
+  return app;
 }
 
 export async function startMockEngine(input: MockEngineOptionsInput = {}): Promise<RunningMockEngine> {

@@ -29,10 +29,10 @@ function prompt(messages: TemplateMessage[]): string {
 }
 
 /** Plays a whole session against the policy, answering each tool call with a fixed output. */
-function session(policy: TaskPolicy, system: string): { commands: string[]; final: string } {
+function session(policy: TaskPolicy, system: string, subject = task): { commands: string[]; final: string } {
   const messages: TemplateMessage[] = [
     { role: "system", content: system },
-    { role: "user", content: task.instruction },
+    { role: "user", content: subject.instruction },
   ];
   const commands: string[] = [];
   for (let turn = 0; turn < 10; turn++) {
@@ -106,6 +106,17 @@ describe("task-solving mock policy", () => {
       }
     }
   }, 120_000);
+
+  test("an imported exercise (hidden tests): the stub read, the reference solution or the wrong fix applied, the change compiled instead of the tests run", async () => {
+    const imported = (await loadTaskFile(join(import.meta.dir, "../../tasks/exercism-python/tasks.jsonl"))).tasks;
+    const exercise = imported.find((t) => t.task_id === "exercism-python-sieve")!;
+    const solved = session(new TaskPolicy(imported, { successProbability: 1, seed: 0 }), "You are an agent.", exercise);
+    expect(solved.commands).toEqual(["cat sieve.py", `git apply <<'POLAR_PATCH'\n${exercise.patch}POLAR_PATCH\ngit diff --stat`, "python3 -m py_compile sieve.py"]);
+    expect(solved.final).toBe("Done: the solution is in sieve.py.");
+    const wrong = session(new TaskPolicy(imported, { successProbability: 0, seed: 0 }), "You are an agent.", exercise);
+    expect(wrong.commands[1]).toBe(`git apply <<'POLAR_PATCH'\n${(exercise as { mock_wrong_patch?: string }).mock_wrong_patch}POLAR_PATCH\ngit diff --stat`);
+    expect(wrong.commands[2]).toBe("python3 -m py_compile sieve.py");
+  });
 
   test("a prompt without a bundled task's problem statement falls back to the script", () => {
     const policy = new TaskPolicy(tasks, { successProbability: 1, seed: 0 });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Hono } from "hono";
 import { z } from "zod";
 import { TrajectoryResult, type Strategy } from "../../protocol/trace.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { OpenedSession, SessionService } from "../gateway/session-service.ts";
 import { SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import type { GatewaySession, GatewaySessions } from "./ports.ts";

@@ -1,8 +1,8 @@
 // Why: the pipeline's ports over the node's real parts — prepare actions (node/runtime), the
 // sandboxed harness runner (node/harness), the evaluators and task rows (node/eval) — so
 // `polar node` and the end-to-end tests wire the same implementations.
-import { Task } from "../../protocol/task.ts";
-import type { TaskRequest } from "../../protocol/rollout.ts";
+import type { Task } from "../../protocol/task.ts";
+import { taskOfRequest } from "../../lib/task-catalog.ts";
 import { evaluate } from "../eval/evaluate.ts";
 import type { SandboxSource } from "../eval/sandbox-source.ts";
 import { getHarness } from "../harness/registry.ts";
@@ -71,18 +71,12 @@ export function sandboxHarnessRunner(options: SandboxRunnerOptions): HarnessRunn
   };
 }
 
-/** The task row a request is evaluated against: the request's own fields over the catalog's row. */
-export function taskOf(request: TaskRequest, row: Task | undefined): Task {
-  return Task.parse({ ...row, task_id: request.task_id, instruction: request.instruction, runtime: request.runtime ?? row?.runtime, evaluator: request.evaluator ?? row?.evaluator, metadata: request.metadata });
-}
-
-/** node/eval's evaluators; they take their fresh sandbox from the pool themselves. */
 export function taskEvaluator(source: SandboxSource, rowOf: (taskId: string) => Task | undefined): RolloutEvaluator {
   return {
     wantsFreshSandbox: () => false,
     async evaluate(input) {
       const result = await evaluate({
-        task: taskOf(input.request, rowOf(input.request.task_id)),
+        task: taskOfRequest(input.request, rowOf(input.request.task_id)),
         agentSandbox: input.agentSandbox,
         harness: { exitCode: input.harness.exit_code, timedOut: input.harness.timed_out, finalOutput: input.harness.final_output },
         source,
@@ -102,7 +96,7 @@ export function taskEvaluator(source: SandboxSource, rowOf: (taskId: string) => 
 export function taskEvaluability(requirements: RequirementCheck, rowOf: (taskId: string) => Task | undefined): EvaluabilityCheck {
   return {
     async check(request, signal) {
-      const task = taskOf(request, rowOf(request.task_id));
+      const task = taskOfRequest(request, rowOf(request.task_id));
       const problem = await requirements.check(task, signal);
       return problem ? { message: problem.message, detail: { ...requirementDetail(task, problem), reward_given: false } } : null;
     },

@@ -1,7 +1,12 @@
 // Why: a node killed mid-rollout must never drop work silently; on start it removes the
-// sandboxes of its earlier life and reports every unfinished rollout as a masked ERROR
-// ("node restarted"), stored like any other result.
+// sandboxes of its earlier life and ends every unfinished rollout as a masked ERROR ("node
+// restarted"), stored like any other result. A standalone task reports that ERROR as its
+// session's result. A coordinator's assignment does not: the restart (or a shutdown) cut off
+// this node's attempt, not the rollout, so the link reports it as interrupted and the
+// coordinator queues the rollout again with the attempt counted (interruptionCause).
+import { z } from "zod";
 import { SessionResult } from "../../protocol/rollout.ts";
+import type { FailureCause } from "./result.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import { isRolloutState } from "./states.ts";
 
@@ -25,6 +30,8 @@ export async function recoverUnfinished(repo: RolloutsRepo, nodeId: string, remo
       await repo.recordTransition(row.id, seq, state, terminal, new Date().toISOString(), { recovered: true });
       continue;
     }
+    // The task's metadata is echoed as in every result, so a trainer can place it in its group.
+    const taskMetadata = (await repo.task(row.taskId))?.request.metadata;
     const message = `the node restarted while the rollout was ${state}`;
     const error = `node_restarted: ${message}`;
     const filter = { masked: true, reason: "session_error" };
@@ -35,10 +42,31 @@ export async function recoverUnfinished(repo: RolloutsRepo, nodeId: string, remo
       trajectory: { status: "ERROR", traces: [], metadata: { training_filter: filter, failure: { cause: "node_restarted", message, state } }, error },
       node_id: nodeId,
       error,
-      metadata: { sample_index: row.sampleIndex, reward: 0, failure: { cause: "node_restarted", message }, ...(row.gatewaySessionId ? { gateway_session_id: row.gatewaySessionId } : {}) },
+      metadata: { ...(isRecord(taskMetadata) ? taskMetadata : {}), sample_index: row.sampleIndex, reward: 0, failure: { cause: "node_restarted", message }, ...(row.gatewaySessionId ? { gateway_session_id: row.gatewaySessionId } : {}) },
     });
     await repo.saveResult(row.id, row.taskId, "ERROR", result);
     await repo.recordTransition(row.id, seq, state, "ERROR", new Date().toISOString(), { cause: "node_restarted" });
   }
   return { sandboxesRemoved, rolloutsFailed: unfinished.length };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Failures that end this node's attempt without saying anything about the rollout itself. */
+const INTERRUPTIONS: readonly FailureCause[] = ["node_restarted", "shutdown"];
+
+/** Just what tells an interruption apart (a result's traces are not read). */
+const FailureOfResult = z.object({
+  status: z.string(),
+  trajectory: z.object({ metadata: z.object({ failure: z.object({ cause: z.string() }).optional() }).optional() }),
+});
+
+/** The cause when a stored result only records that this node stopped (restart, shutdown); else null. */
+export function interruptionCause(result: unknown): FailureCause | null {
+  const parsed = FailureOfResult.safeParse(result);
+  if (!parsed.success || parsed.data.status !== "ERROR") return null;
+  const cause = parsed.data.trajectory.metadata?.failure?.cause;
+  return INTERRUPTIONS.find((c) => c === cause) ?? null;
 }

@@ -1,8 +1,10 @@
 // Why: one rollout's live record (what it holds, when it entered each stage) and the one
-// function that changes its state: checked against the transition table, stored, then announced.
+// function that changes its state: checked against the transition table, stored, then announced
+// (a listener that throws is reported and cannot fail the move).
+import { EventBus, type ListenerErrorSink } from "../../lib/events.ts";
 import type { SessionTimingInput, TaskRequest } from "../../protocol/rollout.ts";
 import type { Strategy } from "../../protocol/trace.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { HarnessKind } from "../harness/registry.ts";
 import type { Sandbox } from "../runtime/types.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
@@ -56,13 +58,17 @@ const MARK_OF: Partial<Record<RolloutState, keyof RolloutMarks>> = { INIT: "init
 
 /** The rollout state machine's only mover: validates, stores the event, then tells listeners. */
 export class RolloutTransitions {
-  private readonly listeners = new Set<RolloutListener>();
+  private readonly moved: EventBus<{ transition: { rollout: Rollout; from: RolloutState } }>;
 
-  constructor(private readonly store: RolloutsRepo) {}
+  constructor(
+    private readonly store: RolloutsRepo,
+    onListenerError?: ListenerErrorSink,
+  ) {
+    this.moved = new EventBus(onListenerError);
+  }
 
   onTransition(listener: RolloutListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.moved.on("transition", ({ rollout, from }) => listener(rollout, from));
   }
 
   async move(rollout: Rollout, to: RolloutState, detail?: Record<string, unknown>): Promise<void> {
@@ -73,6 +79,6 @@ export class RolloutTransitions {
     if (mark) rollout.marks[mark] = performance.now();
     const seq = rollout.nextSeq++;
     await this.store.recordTransition(rollout.id, seq, from, to, new Date().toISOString(), detail);
-    for (const listener of this.listeners) listener(rollout, from);
+    this.moved.emit("transition", { rollout, from });
   }
 }

@@ -1,140 +1,187 @@
 // Why: Polar's task view over the pipeline — a task of `num_samples` rollouts with server-minted
-// session ids, its status words (running → completed | failed, cancelling → cancelled), early
-// stop once enough results are usable, and one TaskResult handed to the callback when it ends.
+// session ids, handed to the pipeline a window at a time, early stop once enough results are usable, a cancel that waits until every
+// session has stopped, and one TaskResult handed on when the task ends. Live tasks are held in
+// memory; finished ones are read back from the store, so they answer after a restart and cost
+// no memory until they are pruned.
 import { randomBytes } from "node:crypto";
-import { SessionResult, TaskRequest, type TaskResult, type TaskStatus, type TaskStatusWord } from "../../protocol/rollout.ts";
+import { SessionResult, TASK_ID_PATTERN, TaskRequest, type TaskResult, type TaskStatus } from "../../protocol/rollout.ts";
+import type { SubmitOutcome } from "../../lib/rollout-api/port.ts";
+import type { AcceptedTask } from "../../lib/rollout-api/submission.ts";
+import { isUsableResult, taskStatus, type TaskPhase } from "../../lib/rollout-api/task-status.ts";
+import { builderStrategy, harnessKind, type HarnessKind } from "../../protocol/harness-names.ts";
 import type { Strategy } from "../../protocol/trace.ts";
-import { PolarError } from "../errors.ts";
-import type { HarnessKind } from "../harness/registry.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import type { Pipeline } from "./pipeline.ts";
 import { newRollout } from "./rollout.ts";
 
-interface TaskEntry {
+/**
+ * Rollouts of one task handed to the pipeline ahead of their results. The rest wait as stored
+ * rows and are created when earlier ones finish, so a task of thousands of samples costs the
+ * pipeline (whose queues are walked per admission) no more than a task of this many.
+ */
+export const FEED_WINDOW = 64;
+
+interface LiveTask {
   request: TaskRequest;
-  status: TaskStatusWord;
+  harness: HarnessKind;
+  strategy: Strategy;
+  phase: "running" | "cancelling";
   rolloutIds: string[];
+  /** Rollouts handed to the pipeline so far (sample indexes below this). */
+  fed: number;
   results: SessionResult[];
+  /** Set (synchronously) by the result that completes the task, so only one ends it. */
+  ending: boolean;
+  /** Resolves once the task has ended (its final status stored). */
+  ended: Promise<void>;
+  end(): void;
 }
 
 export interface TaskBookDeps {
   store: RolloutsRepo;
   pipeline: Pipeline;
   /** Called once per finished task, after its final status is stored. */
-  onTaskDone(result: TaskResult): void;
-  /** How long an unknown id cancelled with register_if_missing stays remembered. */
-  cancelledMemoryMs?: number;
+  onTaskDone(result: TaskResult, request: TaskRequest): void;
 }
 
-const DEFAULT_CANCELLED_MEMORY_MS = 10 * 60_000;
+/** Rollout-API tasks only: coordinator assignments (`coordinator:…`) and kept earlier runs (`…#…`) are not this book's. */
+export function isApiTask(taskId: string): boolean {
+  return TASK_ID_PATTERN.test(taskId);
+}
 
-/** A result counts toward early stop when it completed and is trainable. */
-export function isUsable(result: SessionResult): boolean {
-  return result.status === "COMPLETED";
+/** A cancel keeps only the sessions that had finished: the ones the cancel stopped are dropped. */
+export function finishedBeforeCancel(result: SessionResult): boolean {
+  const failure = (result.metadata as { failure?: { cause?: unknown } }).failure;
+  return failure?.cause !== "cancelled";
+}
+
+function liveTask(task: AcceptedTask, rolloutIds: string[], results: SessionResult[], phase: LiveTask["phase"], fed: number): LiveTask {
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  return { ...task, phase, rolloutIds, fed, results, ending: false, ended, end };
 }
 
 export class TaskBook {
-  private readonly tasks = new Map<string, TaskEntry>();
-  private readonly cancelledUnknown = new Map<string, number>();
+  private readonly live = new Map<string, LiveTask>();
 
   constructor(private readonly deps: TaskBookDeps) {}
 
-  /** Reloads tasks still open in the store (after a restart every rollout of theirs has a result). */
+  /** Reloads the tasks still open in the store (after a restart every rollout of theirs has a result). */
   async load(): Promise<void> {
     for (const row of await this.deps.store.tasksIn(["running", "cancelling"])) {
+      if (!isApiTask(row.taskId)) continue;
       const rollouts = await this.deps.store.rolloutsOf(row.taskId);
       const results = (await this.deps.store.results(row.taskId)).map((r) => SessionResult.parse(r));
-      const entry: TaskEntry = { request: TaskRequest.parse(row.request), status: row.status as TaskStatusWord, rolloutIds: rollouts.map((r) => r.id), results };
-      this.tasks.set(row.taskId, entry);
+      const request = TaskRequest.parse(row.request);
+      const task = { request, harness: harnessKind(request.agent.harness) ?? "mini", strategy: builderStrategy(request.builder.strategy) ?? "per-call" };
+      // After a restart every rollout has a result (recovery stored the unfinished ones): none is fed again.
+      const entry = liveTask(task, rollouts.map((r) => r.id), results, row.status === "cancelling" ? "cancelling" : "running", rollouts.length);
+      this.live.set(row.taskId, entry);
       await this.maybeDone(row.taskId, entry);
     }
   }
 
-  /** Stores the task and its rollouts, then queues them. 409 while a task of that id runs. */
-  async submit(request: TaskRequest, harness: HarnessKind, strategy: Strategy): Promise<void> {
-    const existing = this.tasks.get(request.task_id);
-    if (existing && (existing.status === "running" || existing.status === "cancelling")) {
-      throw new PolarError("conflict", `task ${request.task_id} is already ${existing.status}`);
+  /** Stores the task and its rollouts, then queues them; 409 while a task of that id is live. */
+  async submit(task: AcceptedTask): Promise<SubmitOutcome> {
+    const { request } = task;
+    const existing = this.live.get(request.task_id);
+    if (existing) return { accepted: false, status: 409, detail: `task ${request.task_id} is already ${existing.phase}` };
+    const ids = Array.from({ length: request.num_samples }, () => `ses_${randomBytes(12).toString("hex")}`);
+    // Reserved before the store write, so a second submit of the id in the meantime is refused.
+    const entry = liveTask(task, ids, [], "running", 0);
+    this.live.set(request.task_id, entry);
+    try {
+      await this.deps.store.createTask(
+        request.task_id,
+        request as Record<string, unknown>,
+        ids.map((id, sampleIndex) => ({ id, sampleIndex, priority: request.dispatch_priority })),
+      );
+    } catch (err) {
+      // Nothing was stored: nothing stays in memory either.
+      this.live.delete(request.task_id);
+      entry.end();
+      throw err;
     }
-    const until = this.cancelledUnknown.get(request.task_id);
-    if (until !== undefined && until > Date.now()) throw new PolarError("conflict", `task ${request.task_id} was cancelled`);
-    const rollouts = Array.from({ length: request.num_samples }, (_, sampleIndex) =>
-      newRollout({ id: `ses_${randomBytes(12).toString("hex")}`, taskId: request.task_id, sampleIndex, request, harness, strategy }),
-    );
-    const entry: TaskEntry = { request, status: "running", rolloutIds: rollouts.map((r) => r.id), results: [] };
-    this.tasks.set(request.task_id, entry);
-    await this.deps.store.createTask(
-      request.task_id,
-      request as unknown as Record<string, unknown>,
-      rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: request.dispatch_priority })),
-    );
-    for (const r of rollouts) this.deps.pipeline.submit(r);
+    this.feed(request.task_id, entry);
+    return { accepted: true };
   }
 
   /** The pipeline reports each stored result here. */
   async onResult(result: SessionResult): Promise<void> {
-    const entry = this.tasks.get(result.task_id);
+    const entry = this.live.get(result.task_id);
     if (!entry) return;
     entry.results.push(result);
     const threshold = entry.request.early_stop_min_usable_sessions;
-    if (entry.status === "running" && threshold != null && entry.results.filter(isUsable).length >= threshold) {
-      for (const id of entry.rolloutIds) this.deps.pipeline.stop(id, "early_stop");
+    if (entry.phase === "running" && threshold != null && entry.results.filter(isUsableResult).length >= threshold) {
+      this.stopAll(result.task_id, entry, "early_stop");
+    } else if (entry.phase === "running") {
+      this.feed(result.task_id, entry);
     }
     await this.maybeDone(result.task_id, entry);
   }
 
-  /** DELETE /rollout/task/{id}: cancels every rollout; the task ends `cancelled`. */
-  async cancel(taskId: string, registerIfMissing: boolean): Promise<TaskStatus> {
-    const entry = this.tasks.get(taskId);
-    if (!entry) {
-      if (!registerIfMissing) throw new PolarError("not_found", `no task ${taskId}`);
-      this.cancelledUnknown.set(taskId, Date.now() + (this.deps.cancelledMemoryMs ?? DEFAULT_CANCELLED_MEMORY_MS));
-      return { task_id: taskId, status: "cancelled", total_sessions: 0, completed_sessions: 0, results: [], result_paths: [] };
-    }
-    if (entry.status === "running") {
-      entry.status = "cancelling";
+  /** DELETE /rollout/task/{id}: stops every rollout and answers once the task is `cancelled`. */
+  async cancel(taskId: string): Promise<TaskStatus | undefined> {
+    const entry = this.live.get(taskId);
+    if (!entry) return this.status(taskId);
+    if (entry.phase === "running") {
+      entry.phase = "cancelling";
       await this.deps.store.setTaskStatus(taskId, "cancelling", false);
-      for (const id of entry.rolloutIds) this.deps.pipeline.stop(id, "cancelled");
+      this.stopAll(taskId, entry, "cancelled");
     }
-    return this.view(taskId, entry);
+    await entry.ended;
+    return this.status(taskId);
   }
 
-  status(taskId: string): TaskStatus {
-    const entry = this.tasks.get(taskId);
-    if (!entry) {
-      if ((this.cancelledUnknown.get(taskId) ?? 0) > Date.now()) return { task_id: taskId, status: "cancelled", total_sessions: 0, completed_sessions: 0, results: [], result_paths: [] };
-      throw new PolarError("not_found", `no task ${taskId}`);
-    }
-    return this.view(taskId, entry);
+  async status(taskId: string): Promise<TaskStatus | undefined> {
+    const entry = this.live.get(taskId);
+    if (entry) return view(taskId, entry.phase, entry.rolloutIds.length, entry.results);
+    if (!isApiTask(taskId)) return undefined;
+    const row = await this.deps.store.task(taskId);
+    if (!row) return undefined;
+    const results = (await this.deps.store.results(taskId)).map((r) => SessionResult.parse(r));
+    const phase: TaskPhase = row.status === "cancelled" || row.status === "cancelling" ? "cancelled" : row.status === "failed" ? "failed" : "running";
+    return view(taskId, phase, await this.deps.store.rolloutCount(taskId), results);
   }
 
-  list(): TaskStatus[] {
-    return [...this.tasks.entries()].map(([id, e]) => this.view(id, e));
-  }
-
-  /** Counts of tasks per status word. */
-  counts(): Record<string, number> {
+  /** Live tasks per status word. */
+  liveCounts(): Record<string, number> {
     const counts: Record<string, number> = {};
-    for (const e of this.tasks.values()) counts[e.status] = (counts[e.status] ?? 0) + 1;
+    for (const e of this.live.values()) counts[e.phase] = (counts[e.phase] ?? 0) + 1;
     return counts;
   }
 
-  private view(taskId: string, entry: TaskEntry): TaskStatus {
-    return {
-      task_id: taskId,
-      status: entry.status,
-      total_sessions: entry.rolloutIds.length,
-      completed_sessions: entry.results.length,
-      results: [...entry.results],
-      result_paths: [],
-    };
+  /** Hands the pipeline the task's next rollouts, up to FEED_WINDOW ahead of its results. */
+  private feed(taskId: string, entry: LiveTask): void {
+    while (entry.fed < entry.rolloutIds.length && entry.fed - entry.results.length < FEED_WINDOW) this.start(taskId, entry);
   }
 
-  private async maybeDone(taskId: string, entry: TaskEntry): Promise<void> {
-    if (entry.results.length < entry.rolloutIds.length) return;
-    if (entry.status !== "running" && entry.status !== "cancelling") return;
-    entry.status = entry.status === "cancelling" ? "cancelled" : entry.results.some(isUsable) ? "completed" : "failed";
-    await this.deps.store.setTaskStatus(taskId, entry.status, true);
-    this.deps.onTaskDone({ task_id: taskId, status: entry.status, results: [...entry.results], result_paths: [] });
+  private start(taskId: string, entry: LiveTask): string {
+    const sampleIndex = entry.fed++;
+    const id = entry.rolloutIds[sampleIndex]!;
+    this.deps.pipeline.submit(newRollout({ id, taskId, sampleIndex, request: entry.request, harness: entry.harness, strategy: entry.strategy }));
+    return id;
   }
+
+  /** Stops every rollout of the task; the ones never fed start stopped, so each still ends with a stored result. */
+  private stopAll(taskId: string, entry: LiveTask, reason: "cancelled" | "early_stop"): void {
+    for (const id of entry.rolloutIds.slice(0, entry.fed)) this.deps.pipeline.stop(id, reason);
+    while (entry.fed < entry.rolloutIds.length) this.deps.pipeline.stop(this.start(taskId, entry), reason);
+  }
+
+  private async maybeDone(taskId: string, entry: LiveTask): Promise<void> {
+    if (entry.results.length < entry.rolloutIds.length || entry.ending) return;
+    entry.ending = true;
+    const final = entry.phase === "cancelling" ? "cancelled" : "completed";
+    await this.deps.store.setTaskStatus(taskId, final, true);
+    this.live.delete(taskId);
+    entry.end();
+    const kept = final === "cancelled" ? entry.results.filter(finishedBeforeCancel) : entry.results;
+    this.deps.onTaskDone({ task_id: taskId, status: final, results: kept, result_paths: [] }, entry.request);
+  }
+}
+
+function view(taskId: string, phase: TaskPhase, total: number, results: SessionResult[]): TaskStatus {
+  const kept = phase === "cancelling" || phase === "cancelled" ? results.filter(finishedBeforeCancel) : [...results];
+  return taskStatus(taskId, phase, total, kept);
 }

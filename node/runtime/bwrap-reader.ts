@@ -23,13 +23,17 @@ export interface BwrapReaderSetup {
   /** The bwrap process's own working folder and environment, on the host. */
   hostCwd: string;
   hostEnv: Record<string, string>;
+  /** Around bwrap on the host (joining the sandbox's cgroup), and before the reader shell inside it (prlimit). */
+  wrap?: { outer: (argv: string[]) => string[]; inner: string[] };
 }
 
 export type BwrapReader = CapturingProcess;
 
 /** Starts a reader; its `ready` resolves once its shell waits for a job (or it died first). */
 export function startBwrapReader(setup: BwrapReaderSetup): BwrapReader {
-  const argv = bwrapArgv(setup.bwrap, setup.layout, { argv: ["/bin/sh", "-c", `printf ${READY}; ${READER_SCRIPT}`], cwd: setup.cwd, env: setup.env });
+  const shell = [...(setup.wrap?.inner ?? []), "/bin/sh", "-c", `printf ${READY}; ${READER_SCRIPT}`];
+  const bwrap = bwrapArgv(setup.bwrap, setup.layout, { argv: shell, cwd: setup.cwd, env: setup.env });
+  const argv = setup.wrap ? setup.wrap.outer(bwrap) : bwrap;
   return startCapture({ argv, cwd: setup.hostCwd, env: setup.hostEnv, stdin: true, readyByte: READY.charCodeAt(0) });
 }
 

@@ -28,6 +28,16 @@ const ETC_ENTRIES = [
   "/etc/ca-certificates",
 ];
 
+/**
+ * /proc entries that reach the host kernel, covered as runc covers them: a sandbox that runs as
+ * root (a node started as root; its user namespace maps 0 to 0) could otherwise write global
+ * sysctls such as kernel.core_pattern — a way to run code as host root. bwrap itself covers
+ * /proc/irq and /proc/bus only. Read-only: the host's own entries bound over the sandbox's.
+ */
+const PROC_READ_ONLY = ["/proc/sys", "/proc/sysrq-trigger", "/proc/fs"];
+/** Hidden: an empty read-only folder or /dev/null over them. */
+const PROC_MASKED = ["/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list", "/proc/sched_debug", "/proc/scsi"];
+
 function lstatOrNull(path: string) {
   try {
     return lstatSync(path);
@@ -42,6 +52,17 @@ function lstatOrNull(path: string) {
  */
 export function systemSymlinks(): { path: string; target: string }[] {
   return SYSTEM_DIRS.filter((dir) => lstatOrNull(dir)?.isSymbolicLink()).map((dir) => ({ path: dir, target: readlinkSync(dir) }));
+}
+
+function procCoverArgs(): string[] {
+  const args: string[] = [];
+  for (const entry of PROC_READ_ONLY) if (lstatOrNull(entry)) args.push("--ro-bind", entry, entry);
+  for (const entry of PROC_MASKED) {
+    const info = lstatOrNull(entry);
+    if (info?.isDirectory()) args.push("--tmpfs", entry, "--remount-ro", entry);
+    else if (info) args.push("--ro-bind", "/dev/null", entry);
+  }
+  return args;
 }
 
 function systemArgs(): string[] {
@@ -68,7 +89,7 @@ export interface BwrapCommand {
 }
 
 export function bwrapArgv(bwrap: string, layout: BwrapLayout, command: BwrapCommand): string[] {
-  const args = [bwrap, "--bind", layout.rootDir, "/", ...systemArgs(), "--proc", "/proc", "--dev", "/dev"];
+  const args = [bwrap, "--bind", layout.rootDir, "/", ...systemArgs(), "--proc", "/proc", ...procCoverArgs(), "--dev", "/dev"];
   for (const mount of layout.mounts) args.push(mount.readonly ? "--ro-bind" : "--bind", mount.host, mount.sandbox);
   args.push("--unshare-all");
   if (layout.network === "host") args.push("--share-net");

@@ -1,14 +1,16 @@
 // Why: the one place where Polar's RuntimeSpec becomes a Docker container definition — the
-// isolation defaults (no network, all capabilities dropped, no-new-privileges, a pids limit)
-// and the labels that let a restarted node find its own leftovers.
+// isolation defaults (no network, all capabilities dropped, no-new-privileges, the operator's
+// pids limit and, where the engine's storage supports it, a disk limit) and the labels that let a
+// restarted node find its own leftovers.
 import type { ContainerCreateOptions } from "dockerode";
+import { DEFAULT_SANDBOX_LIMITS, effectivePidsLimit, type SandboxLimits } from "./sandbox-limits.ts";
 import { SANDBOX_RUN_DIR, type Mount, type RuntimeSpec } from "./types.ts";
 
 export const LABEL_NODE_ID = "polar.node_id";
 export const LABEL_ROLLOUT_ID = "polar.rollout_id";
 export const LABEL_SANDBOX_ID = "polar.sandbox_id";
 
-export const DEFAULT_PIDS_LIMIT = 512;
+export const DEFAULT_PIDS_LIMIT = DEFAULT_SANDBOX_LIMITS.pids;
 
 export interface ContainerPlan {
   sandboxId: string;
@@ -18,6 +20,10 @@ export interface ContainerPlan {
   hostRunDir: string;
   /** docker-init as PID 1 (reaps the zombies that agents' background processes leave). */
   init: boolean;
+  /** The operator's limits; default DEFAULT_SANDBOX_LIMITS. */
+  limits?: SandboxLimits;
+  /** Ask for a writable layer of limits.diskMb (`--storage-opt size`: overlay2 on xfs with pquota only). */
+  diskLimit?: boolean;
 }
 
 export function containerName(sandboxId: string): string {
@@ -33,6 +39,7 @@ export function containerOptions(plan: ContainerPlan): ContainerCreateOptions {
     ...plan.mounts.map((m) => `${m.host}:${m.sandbox}:${m.readonly ? "ro" : "rw"}`),
   ];
   const memory = spec.memory_mb === undefined ? undefined : spec.memory_mb * 1024 * 1024;
+  const limits = plan.limits ?? DEFAULT_SANDBOX_LIMITS;
   return {
     name: containerName(plan.sandboxId),
     Image: spec.image,
@@ -54,7 +61,8 @@ export function containerOptions(plan: ContainerPlan): ContainerCreateOptions {
       Memory: memory,
       MemorySwap: memory, // no swap beyond the limit
       NanoCpus: spec.cpus === undefined ? undefined : Math.round(spec.cpus * 1e9),
-      PidsLimit: spec.pids_limit ?? DEFAULT_PIDS_LIMIT,
+      PidsLimit: effectivePidsLimit(spec, limits),
+      ...(plan.diskLimit ? { StorageOpt: { size: `${limits.diskMb}M` } } : {}),
       CapDrop: ["ALL"],
       CapAdd: spec.cap_add,
       SecurityOpt: ["no-new-privileges"],

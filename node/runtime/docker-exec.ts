@@ -12,7 +12,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type Docker from "dockerode";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { BoundedOutput, DEFAULT_MAX_OUTPUT_BYTES } from "./bounded-output.ts";
 import { EXEC_STATE_DIR, JOBS_IN_SANDBOX, jobParts, quote, READER_SCRIPT } from "./reader-job.ts";
 import type { ExecRequest, ExecResult } from "./types.ts";

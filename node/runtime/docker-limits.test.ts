@@ -1,6 +1,8 @@
 // The isolation a RuntimeSpec asks for is what the container gets: memory, pids and CPU limits
 // (engine config and the cgroup files inside), no network but lo, every capability dropped
-// unless listed, no-new-privileges.
+// unless listed, no-new-privileges — within the operator's policy and limits: a runtime built
+// with a policy refuses network host and capabilities it does not grant, a request's pids_limit
+// only lowers the operator's, and a disk limit is asked for where the engine's storage allows.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,7 +10,9 @@ import { join } from "node:path";
 import { containerName, DEFAULT_PIDS_LIMIT } from "./docker-config.ts";
 import { BOOKWORM, BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
+import { sandboxPolicy } from "./sandbox-policy.ts";
 import { RuntimeSpec, type Sandbox } from "./types.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import type { RuntimeSpecInput } from "../../protocol/runtime.ts";
 
 const docker = await dockerForTests("docker limits", [BUSYBOX, BOOKWORM]);
@@ -99,6 +103,43 @@ if (docker) {
       expect(capEff(status)).toBe(1n << 10n); // CAP_NET_BIND_SERVICE
       const host = (await docker.getContainer(containerName(sandbox.id)).inspect()).HostConfig;
       expect(host.NetworkMode).toBe("host");
+    }, T);
+
+    test("a runtime with the operator's policy refuses network host and ungranted capabilities before any container exists", async () => {
+      const guarded = createDockerRuntime({ docker, runRoot, policy: sandboxPolicy({ hostPathRoots: [], allowCapAdd: ["NET_BIND_SERVICE"] }) });
+      const refusedNode = testNodeId("refused");
+      for (const spec of [{ image: BUSYBOX, network: "host" }, { image: BUSYBOX, cap_add: ["SYS_ADMIN"] }, { image: BUSYBOX, cap_add: ["ALL"] }] as RuntimeSpecInput[]) {
+        const err = await guarded.create({ spec: RuntimeSpec.parse(spec), labels: { node_id: refusedNode } }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(PolarError);
+        expect((err as PolarError).code).toBe("forbidden");
+      }
+      await expectNoContainers(docker, refusedNode);
+      const granted = await guarded.create({ spec: RuntimeSpec.parse({ image: BUSYBOX, cap_add: ["net_bind_service"] }), labels: { node_id: nodeId } });
+      created.push(granted);
+      expect(capEff((await granted.exec({ command: "cat /proc/self/status" })).stdout)).toBe(1n << 10n);
+    }, T);
+
+    test("the operator's pids limit caps a request's; a disk limit where the engine supports one, said once where it does not", async () => {
+      const warnings: string[] = [];
+      const limited = createDockerRuntime({ docker, runRoot, limits: { pids: 30, diskMb: 100 }, warn: (m) => warnings.push(m) });
+      const asked = async (spec: RuntimeSpecInput) => {
+        const sandbox = await limited.create({ spec: RuntimeSpec.parse(spec), labels: { node_id: nodeId } });
+        created.push(sandbox);
+        return (await docker.getContainer(containerName(sandbox.id)).inspect()).HostConfig;
+      };
+      expect((await asked({ image: BUSYBOX, pids_limit: 1000 })).PidsLimit).toBe(30);
+      const lower = await asked({ image: BUSYBOX, pids_limit: 10 });
+      expect(lower.PidsLimit).toBe(10);
+      const info = await docker.info();
+      const backing = (info.DriverStatus as [string, string][]).find(([k]) => k === "Backing Filesystem")?.[1];
+      console.log(`docker storage: ${info.Driver} on ${backing}; disk limit ${warnings.length === 0 ? "enforced" : "not supported"}`);
+      if (warnings.length === 0) {
+        expect(lower.StorageOpt).toEqual({ size: "100M" });
+      } else {
+        // overlay2 on extfs (this machine): the engine refuses --storage-opt; told once, containers still start.
+        expect(warnings).toEqual([expect.stringContaining("no disk limit")]);
+        expect(lower.StorageOpt ?? null).toBeNull();
+      }
     }, T);
   });
 }

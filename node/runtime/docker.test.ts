@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tarStream from "tar-stream";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { containerName } from "./docker-config.ts";
 import { BOOKWORM, BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";

@@ -7,11 +7,13 @@ import { mkdir, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import Docker from "dockerode";
-import { PolarError } from "../errors.ts";
-import { containerOptions, LABEL_NODE_ID } from "./docker-config.ts";
+import { PolarError } from "../../protocol/errors.ts";
+import { containerOptions, LABEL_NODE_ID, type ContainerPlan } from "./docker-config.ts";
 import { discardReader, runOnReader, startReader, type ExecTarget, type Reader } from "./docker-exec.ts";
 import { commandArgv, EXEC_STATE_DIR } from "./reader-job.ts";
 import { ReaderStandby } from "./reader-standby.ts";
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./sandbox-limits.ts";
+import { assertRuntimeAllowed, TRUSTED_CALLER_POLICY, type SandboxPolicy } from "./sandbox-policy.ts";
 import { collect, firstFileIn, packDirectory, packEntries, type TarEntry } from "./tar.ts";
 import { RuntimeSpec, type ExecRequest, type ExecResult, type Sandbox, type SandboxCreateOptions, type SandboxRuntime } from "./types.ts";
 
@@ -27,7 +29,16 @@ export interface DockerRuntimeOptions {
    * returns; default 2 (a prepare upload and the harness both start at once). 0: none.
    */
   standbyReaders?: number;
+  /** What tasks may ask of a sandbox (host paths, network host, capabilities); default: everything (the caller is the operator). */
+  policy?: SandboxPolicy;
+  /** Per-container pids limit and disk limit (the latter where the engine's storage supports it); default DEFAULT_SANDBOX_LIMITS. */
+  limits?: SandboxLimits;
+  /** Where the "disk limit not enforced" notice goes (once per runtime); default console.warn. */
+  warn?: (message: string) => void;
 }
+
+/** The engine's answer when its storage cannot limit a container's writable layer. */
+const NO_STORAGE_QUOTA = /--storage-opt is supported only|storage-opt.*not supported/i;
 
 export function defaultDockerRunRoot(): string {
   return join(tmpdir(), "polar-docker-runs");
@@ -57,6 +68,7 @@ class DockerSandbox implements Sandbox {
   constructor(
     readonly id: string,
     readonly spec: RuntimeSpec,
+    readonly policy: SandboxPolicy,
     readonly hostRunDir: string,
     docker: Docker,
     private readonly container: Docker.Container,
@@ -166,25 +178,45 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
   const runRoot = options.runRoot ?? defaultDockerRunRoot();
   const init = options.init ?? true;
   const standbyReaders = options.standbyReaders ?? 2;
+  const policy = options.policy ?? TRUSTED_CALLER_POLICY;
+  const limits = options.limits ?? DEFAULT_SANDBOX_LIMITS;
+  const warn = options.warn ?? ((message: string) => console.warn(message));
+  /** Until the engine refuses it once: then containers run without a disk limit (said once). */
+  let diskLimit = true;
+  const createContainer = async (plan: Omit<ContainerPlan, "limits" | "diskLimit">): Promise<Docker.Container> => {
+    const asked = diskLimit;
+    try {
+      return await docker.createContainer(containerOptions({ ...plan, limits, diskLimit: asked }));
+    } catch (err) {
+      const message = (err as { json?: { message?: string }; message?: string }).json?.message ?? (err as Error).message ?? "";
+      if (!asked || !NO_STORAGE_QUOTA.test(message)) throw err;
+      if (diskLimit) {
+        diskLimit = false; // concurrent creates that were refused too retry without saying it again
+        warn(`polar docker sandboxes: no disk limit — the engine cannot limit a container's writable layer (${message.trim()}); ${limits.diskMb} MiB per sandbox needs overlay2 on xfs mounted with pquota`);
+      }
+      return docker.createContainer(containerOptions({ ...plan, limits, diskLimit: false }));
+    }
+  };
   return {
     backend: "docker",
     isolated: true,
     async create(create: SandboxCreateOptions): Promise<Sandbox> {
       const spec = RuntimeSpec.parse(create.spec);
+      assertRuntimeAllowed(spec, policy);
       const sandboxId = `d-${randomBytes(6).toString("hex")}`;
       const hostRunDir = join(runRoot, create.labels.node_id, sandboxId);
       await mkdir(join(hostRunDir, EXEC_STATE_DIR), { recursive: true, mode: 0o755 });
       const plan = { sandboxId, spec, labels: create.labels, mounts: create.mounts ?? [], hostRunDir, init };
       let container: Docker.Container | undefined;
       try {
-        container = await docker.createContainer(containerOptions(plan));
+        container = await createContainer(plan);
         await container.start();
       } catch (err) {
         await container?.remove({ force: true }).catch(() => undefined);
         await rm(hostRunDir, { recursive: true, force: true });
         throw dockerError(err, `create sandbox from ${spec.image}`);
       }
-      const sandbox = new DockerSandbox(sandboxId, spec, hostRunDir, docker, container, standbyReaders);
+      const sandbox = new DockerSandbox(sandboxId, spec, policy, hostRunDir, docker, container, standbyReaders);
       await sandbox.arm();
       return sandbox;
     },

@@ -6,7 +6,7 @@
 // close. Optionally it also runs the task's prepare actions before hand-out. It works over any
 // SandboxRuntime (docker, process).
 import { createHash } from "node:crypto";
-import { asPolarError, PolarError } from "../errors.ts";
+import { asPolarError, PolarError } from "../../protocol/errors.ts";
 import { prepareSandbox } from "./prepare.ts";
 import { StartGate } from "./start-gate.ts";
 import { RuntimeSpec, type Mount, type PoolEvent, type Sandbox, type SandboxPool, type SandboxRuntime } from "./types.ts";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
 import { prepareSandbox } from "./prepare.ts";

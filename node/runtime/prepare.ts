@@ -1,9 +1,12 @@
 // Why: Polar's prepare actions (upload_file, upload_dir, exec with retries) set a task up in a
 // sandbox; they are written once here over the Sandbox interface so that every runtime (docker,
-// process) prepares tasks identically.
-import { readFile } from "node:fs/promises";
+// process) prepares tasks identically — and host sources are read only inside the roots of the
+// sandbox's policy, whoever asked for them (a submitted task, a coordinator's assignment, an
+// evaluator's fresh sandbox).
 import { posix } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
+import { packHostDirectory, readHostFile } from "./host-sources.ts";
+import type { SandboxPolicy } from "./sandbox-policy.ts";
 import type { ExecResult, PrepareAction, Sandbox } from "./types.ts";
 
 export interface PrepareStep {
@@ -24,14 +27,15 @@ function inSandbox(sandbox: Sandbox, path: string): string {
   return posix.resolve(sandbox.spec.workdir, path);
 }
 
-async function fileContent(action: Extract<PrepareAction, { type: "upload_file" }>): Promise<Uint8Array> {
+/** A sandbox without a policy (a stand-in) may read no host path. */
+function hostPathRoots(sandbox: Sandbox): SandboxPolicy["hostPathRoots"] {
+  return sandbox.policy?.hostPathRoots ?? [];
+}
+
+async function fileContent(sandbox: Sandbox, action: Extract<PrepareAction, { type: "upload_file" }>): Promise<Uint8Array> {
   if (action.content !== undefined) return Buffer.from(action.content, "utf8");
   if (action.content_base64 !== undefined) return Buffer.from(action.content_base64, "base64");
-  if (action.source !== undefined) {
-    return readFile(action.source).catch(() => {
-      throw new PolarError("not_found", `upload_file source ${action.source} cannot be read`);
-    });
-  }
+  if (action.source !== undefined) return readHostFile(action.source, hostPathRoots(sandbox), "upload_file source");
   throw new PolarError("bad_request", `upload_file ${action.path}: content, content_base64 or source is required`);
 }
 
@@ -66,10 +70,10 @@ export async function prepareSandbox(sandbox: Sandbox, actions: PrepareAction[],
     let attempts = 1;
     switch (action.type) {
       case "upload_file":
-        await sandbox.putFiles({ [inSandbox(sandbox, action.path)]: await fileContent(action) }, { mode: action.mode });
+        await sandbox.putFiles({ [inSandbox(sandbox, action.path)]: await fileContent(sandbox, action) }, { mode: action.mode });
         break;
       case "upload_dir":
-        await sandbox.putDirectory(action.source, inSandbox(sandbox, action.path));
+        await sandbox.putArchive(await packHostDirectory(action.source, hostPathRoots(sandbox), "upload_dir source"), inSandbox(sandbox, action.path));
         break;
       case "exec":
         attempts = await runExec(sandbox, action, signal);

@@ -2,12 +2,14 @@
 // (--die-with-parent); unisolated, its processes survive until the restarted node's
 // removeLeftovers kills them. Either way the restart removes the work dirs.
 import { afterAll, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findBwrap } from "./bwrap.ts";
+import { hostPidsCgroupParent } from "./pids-cgroup.ts";
 import { createProcessRuntime } from "./process.ts";
+import { mountsUnder } from "./sandbox-tmpfs.ts";
 
 const root = await mkdtemp(join(tmpdir(), "polar-proc-kill-"));
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -48,11 +50,25 @@ async function startAndKill(nodeId: string, mode: "bwrap" | "none", sleepArg: st
 }
 
 const withBwrap = findBwrap() || process.env.POLAR_REQUIRE_BWRAP === "1" ? test : test.skip;
-withBwrap("under bwrap, a SIGKILLed node's sandbox processes die with it; the restart removes its dirs", async () => {
+/** Sandbox cgroups left under a node id (none where the node cannot make cgroups). */
+function leftoverCgroups(nodeId: string): string[] {
+  const parent = hostPidsCgroupParent();
+  const dir = parent ? join(parent.dir, "polar") : "";
+  return dir && existsSync(dir) ? readdirSync(dir).filter((name) => name.startsWith(`${nodeId}@`)) : [];
+}
+
+withBwrap("under bwrap, a SIGKILLed node's sandbox processes die with it; the restart removes its dirs, tmpfs mounts and cgroups", async () => {
   await startAndKill("killed-bwrap", "bwrap", "4251.5");
   expect(await until(async () => (await sleepers("4251.5")) === 0, 10_000)).toBe(true);
+  if (process.getuid?.() === 0) {
+    // As root the crashed node's sandbox had a tmpfs and a pids cgroup, which outlive it.
+    expect(mountsUnder(join(root, "killed-bwrap")).length).toBe(1);
+    expect(leftoverCgroups("killed-bwrap").length).toBe(hostPidsCgroupParent() ? 1 : 0);
+  }
   expect(await createProcessRuntime({ root, warn: () => {} }).removeLeftovers("killed-bwrap")).toBe(1);
   expect(await readdir(join(root, "killed-bwrap"))).toEqual([]);
+  expect(mountsUnder(join(root, "killed-bwrap"))).toEqual([]);
+  expect(leftoverCgroups("killed-bwrap")).toEqual([]);
 }, 60_000);
 
 test("unisolated, the restarted node's removeLeftovers kills what survived and removes its dirs", async () => {

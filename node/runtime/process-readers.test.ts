@@ -6,7 +6,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { findBwrap } from "./bwrap.ts";
 import { createProcessRuntime } from "./process.ts";
 import { RuntimeSpec, type Sandbox } from "./types.ts";

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { findBwrap } from "./bwrap.ts";
 import { createProcessRuntime } from "./process.ts";
 import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "./types.ts";

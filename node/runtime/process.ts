@@ -3,21 +3,26 @@
 // PID and network namespaces and a read-only view of the host system — on a bwrap reader started
 // ahead of it (bwrap-reader.ts), so a command costs a write and an exec, not new namespaces. Without bwrap it
 // still runs commands, as plain processes in the folder, and says loudly that nothing is isolated.
-// It has no images: RuntimeSpec.image is ignored (tasks upload their repository with `prepare`),
-// and cpus / memory_mb / pids_limit are not enforced (no cgroups here).
+// It has no images: RuntimeSpec.image is ignored (tasks upload their repository with `prepare`).
+// Under bwrap a sandbox gets the operator's disk and process limits as far as the host allows
+// (process-limits.ts: a tmpfs and a pids cgroup as root, rlimits otherwise); cpus and memory_mb
+// are not enforced.
 import { randomBytes } from "node:crypto";
 import { existsSync, unlink, writeFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { warnOnce } from "../../lib/warn-once.ts";
 import type { Subprocess } from "bun";
 import { findBwrap, systemSymlinks } from "./bwrap.ts";
 import { bwrapJobScript, readerAlive, runJob, startBwrapReader, type BwrapReader, type BwrapReaderSetup } from "./bwrap-reader.ts";
 import { mkdirSandbox, resolveSandboxPath, writeNoFollow, type PathMapping } from "./process-paths.ts";
+import { ProcessLimiter, type LimitsInForce } from "./process-limits.ts";
 import { commandArgv, JOBS_IN_SANDBOX } from "./reader-job.ts";
 import { ReaderStandby } from "./reader-standby.ts";
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./sandbox-limits.ts";
+import { assertRuntimeAllowed, TRUSTED_CALLER_POLICY, type SandboxPolicy } from "./sandbox-policy.ts";
 import { packDirectory } from "./tar.ts";
 import { killProcessGroup, spawnCapture, toExecResult, type SpawnCaptureResult } from "./spawn-capture.ts";
 import {
@@ -43,6 +48,10 @@ export interface ProcessRuntimeOptions {
    * returns; default 2 (a prepare upload and the harness both start at once). 0: none.
    */
   standbyReaders?: number;
+  /** What tasks may ask of a sandbox (host paths, network host, capabilities); default: everything (the caller is the operator). */
+  policy?: SandboxPolicy;
+  /** Per-sandbox disk and process limits (under bwrap); default DEFAULT_SANDBOX_LIMITS. */
+  limits?: SandboxLimits;
 }
 
 /** Marks every host process a sandbox starts, so leftovers can be found after a crash. */
@@ -69,17 +78,20 @@ class ProcessSandbox implements Sandbox {
   private readonly mappings: PathMapping[];
   /** Every process started for this sandbox (readers armed or running, unisolated commands) until it exits. */
   private readonly processes = new Set<Subprocess>();
-  /** Under bwrap: readers started ahead of the next commands. */
-  private readonly standby: ReaderStandby<BwrapReader> | null;
+  /** Under bwrap: readers started ahead of the next commands (armed by init, once the limits are in force). */
+  private standby: ReaderStandby<BwrapReader> | null = null;
+  private limitsInForce: LimitsInForce | null = null;
   private destroyed = false;
 
   constructor(
     readonly id: string,
     readonly spec: RuntimeSpec,
+    readonly policy: SandboxPolicy,
     private readonly dir: string,
-    mounts: Mount[],
-    bwrap: string | null,
-    standbyReaders: number,
+    private readonly mounts: Mount[],
+    private readonly bwrap: string | null,
+    private readonly standbyReaders: number,
+    private readonly limiter: ProcessLimiter | null,
   ) {
     this.isolated = bwrap !== null;
     this.rootDir = join(dir, "fs");
@@ -89,19 +101,39 @@ class ProcessSandbox implements Sandbox {
       { sandbox: "/", host: this.rootDir, writable: true },
       ...mounts.map((m) => ({ sandbox: posix.normalize(m.sandbox), host: m.host, writable: !m.readonly })),
     ];
-    if (!bwrap) {
-      this.standby = null;
-      return;
+  }
+
+  /** Creates the folders (the root on its tmpfs when limited), then arms the standby readers (create returns once they are ready). */
+  async init(nodeId: string): Promise<void> {
+    await mkdir(this.rootDir, { mode: 0o755 });
+    await mkdir(this.jobsDir, { mode: 0o755 });
+    if (this.limiter) this.limitsInForce = await this.limiter.setUp(nodeId, this.id, this.rootDir, this.spec);
+    for (const link of systemSymlinks()) await symlink(link.target, join(this.rootDir, link.path));
+    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, JOBS_IN_SANDBOX]) {
+      await mkdirSandbox(resolveSandboxPath(this.mappings, folder));
     }
+    if (this.bwrap) this.standby = this.readers(this.bwrap);
+    await this.standby?.arm();
+  }
+
+  /** Limits in force for this sandbox (null without bwrap: nothing is limited). */
+  limits(): LimitsInForce | null {
+    return this.limitsInForce;
+  }
+
+  private readers(bwrap: string): ReaderStandby<BwrapReader> {
+    const inForce = this.limitsInForce;
+    const limiter = this.limiter;
     const setup: BwrapReaderSetup = {
       bwrap,
-      layout: { rootDir: this.rootDir, mounts: [...mounts, { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true }], network: spec.network, capAdd: spec.cap_add },
-      cwd: spec.workdir,
+      layout: { rootDir: this.rootDir, mounts: [...this.mounts, { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true }], network: this.spec.network, capAdd: this.spec.cap_add },
+      cwd: this.spec.workdir,
       env: this.baseEnv(),
       hostCwd: this.rootDir,
-      hostEnv: { [MARKER_ENV]: dir },
+      hostEnv: { [MARKER_ENV]: this.dir },
+      ...(limiter && inForce ? { wrap: { outer: (argv: string[]) => limiter.outer(inForce, argv), inner: limiter.inner(inForce) } } : {}),
     };
-    this.standby = new ReaderStandby(standbyReaders, {
+    return new ReaderStandby(this.standbyReaders, {
       start: () => {
         const reader = startBwrapReader(setup);
         this.track(reader.child);
@@ -110,17 +142,6 @@ class ProcessSandbox implements Sandbox {
       usable: readerAlive,
       discard: (reader) => killProcessGroup(reader.child.pid),
     });
-  }
-
-  /** Creates the folders, then arms the standby readers (create returns once they are ready). */
-  async init(): Promise<void> {
-    await mkdir(this.rootDir, { mode: 0o755 });
-    await mkdir(this.jobsDir, { mode: 0o755 });
-    for (const link of systemSymlinks()) await symlink(link.target, join(this.rootDir, link.path));
-    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, JOBS_IN_SANDBOX]) {
-      await mkdirSandbox(resolveSandboxPath(this.mappings, folder));
-    }
-    await this.standby?.arm();
   }
 
   private baseEnv(): Record<string, string> {
@@ -147,7 +168,10 @@ class ProcessSandbox implements Sandbox {
 
   private async run(request: ExecRequest): Promise<SpawnCaptureResult> {
     if (this.destroyed) throw new PolarError("not_found", `sandbox ${this.id} is destroyed`);
-    if (this.standby) return this.runOnReader(this.standby, request);
+    if (this.isolated) {
+      if (!this.standby) throw new PolarError("internal", `sandbox ${this.id} is not ready`);
+      return this.runOnReader(this.standby, request);
+    }
     // Unisolated: the command sees host paths; only cwd and HOME are mapped into the folder.
     const env: Record<string, string> = { ...this.baseEnv(), ...request.env };
     return spawnCapture({
@@ -230,13 +254,14 @@ class ProcessSandbox implements Sandbox {
     return !this.destroyed && existsSync(this.rootDir);
   }
 
-  /** Kills every process it started (armed readers included) and waits for them, then removes the folder. */
+  /** Kills every process it started (armed readers included) and waits for them, removes its limits (cgroup, tmpfs), then the folder. */
   async destroy(): Promise<void> {
     this.destroyed = true;
     this.standby?.close();
     const processes = [...this.processes];
     for (const child of processes) killProcessGroup(child.pid);
     await Promise.all(processes.map((child) => child.exited));
+    if (this.limiter && this.limitsInForce) await this.limiter.tearDown(this.limitsInForce);
     await rm(this.dir, { recursive: true, force: true });
   }
 }
@@ -257,11 +282,16 @@ export function createProcessRuntime(options: ProcessRuntimeOptions = {}): Sandb
   const bwrap = options.bwrap === undefined ? findBwrap() : options.bwrap;
   const warn = options.warn ?? warnOnce;
   const standbyReaders = options.standbyReaders ?? 2;
+  const policy = options.policy ?? TRUSTED_CALLER_POLICY;
+  let limiter: ProcessLimiter | null = null;
+  /** Made at the first create or cleanup (it reads the host's cgroup mounts); none without bwrap. */
+  const limiterOf = () => (bwrap ? (limiter ??= new ProcessLimiter({ limits: options.limits ?? DEFAULT_SANDBOX_LIMITS, warn })) : null);
   return {
     backend: "process",
     isolated: bwrap !== null,
     async create(create: SandboxCreateOptions): Promise<Sandbox> {
       const spec = RuntimeSpec.parse(create.spec);
+      assertRuntimeAllowed(spec, policy);
       if (!bwrap) {
         warn(
           "WARNING: polar process sandbox WITHOUT ISOLATION — bwrap (Debian package bubblewrap) is not installed, so commands run as plain host processes with full access to this machine and its network.",
@@ -271,9 +301,9 @@ export function createProcessRuntime(options: ProcessRuntimeOptions = {}): Sandb
       const dir = join(root, create.labels.node_id, id);
       await mkdir(dir, { recursive: true, mode: 0o700 });
       await writeFile(join(dir, "labels.json"), JSON.stringify({ ...create.labels, sandbox_id: id }));
-      const sandbox = new ProcessSandbox(id, spec, dir, create.mounts ?? [], bwrap, standbyReaders);
+      const sandbox = new ProcessSandbox(id, spec, policy, dir, create.mounts ?? [], bwrap, standbyReaders, limiterOf());
       try {
-        await sandbox.init();
+        await sandbox.init(create.labels.node_id);
       } catch (err) {
         await sandbox.destroy();
         throw err;
@@ -290,6 +320,7 @@ export function createProcessRuntime(options: ProcessRuntimeOptions = {}): Sandb
           // already gone
         }
       }
+      await limiterOf()?.removeLeftovers(nodeId, nodeDir);
       const leftovers = await readdir(nodeDir).catch(() => [] as string[]);
       await Promise.all(leftovers.map((name) => rm(join(nodeDir, name), { recursive: true, force: true })));
       return leftovers.length;

@@ -3,7 +3,7 @@
 // a command costs a write and a fork instead of a runc exec or a new bwrap. This is the one place
 // that writes that shell and the common part of job scripts (cwd, exported env with checked
 // names, the quoted argv), so both quote and validate alike.
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { SANDBOX_RUN_DIR, type ExecRequest } from "./types.ts";
 
 /** Where job scripts (and docker's pid and exit-code files) live, inside the run folder. */

@@ -2,7 +2,7 @@
 // a hand-out does not pay for starting one. Used readers are replaced only once the sandbox is
 // idle: starting one beside a running command (a runc exec, a new bwrap) slowed that command
 // down 5–10× on a busy host. Both runtimes keep their readers this way.
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 /** How long a sandbox must stay idle before its used readers are replaced. */
 export const REARM_IDLE_MS = 100;

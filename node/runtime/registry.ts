@@ -2,12 +2,18 @@
 // node`, `polar demo` and `polar tasks validate`. Each runtime's module (and its libraries) is
 // imported only when that runtime is chosen: the process runtime never loads dockerode, whose
 // dependency tree carries native addons Bun cannot load on every machine.
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
+import type { SandboxLimits } from "./sandbox-limits.ts";
+import type { SandboxPolicy } from "./sandbox-policy.ts";
 import { RUNTIME_BACKENDS, type RuntimeBackend, type SandboxRuntime } from "./types.ts";
 
 export { RUNTIME_BACKENDS, type RuntimeBackend };
 
 export interface OpenRuntimeOptions {
+  /** What requests may ask of a sandbox (host paths, network, capabilities); the runtime's default otherwise. */
+  policy?: SandboxPolicy;
+  /** Per-sandbox disk and process limits; the runtime's default otherwise. */
+  limits?: SandboxLimits;
   /** Images a Docker engine must already have (the demo's bundled image); default none. */
   images?: string[];
   /**
@@ -50,7 +56,7 @@ const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
       if (failure !== null) {
         throw new PolarError("bad_request", `bwrap cannot create a sandbox on this machine (${failure}): run \`bash scripts/setup.sh\` as root (in a container it mounts the unmasked /proc bwrap needs), allow unprivileged user namespaces, or use --runtime docker`);
       }
-      return createProcessRuntime();
+      return createProcessRuntime({ ...(options.policy ? { policy: options.policy } : {}), ...(options.limits ? { limits: options.limits } : {}) });
     },
   },
   docker: {
@@ -60,7 +66,7 @@ const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
       const probe = await probeDocker(options.images ?? []);
       if (!probe.ok) throw new PolarError("bad_request", `the docker runtime cannot start: ${probe.reason}`);
       const { createDockerRuntime } = await import("./docker.ts");
-      return createDockerRuntime({ docker: probe.docker });
+      return createDockerRuntime({ docker: probe.docker, ...(options.policy ? { policy: options.policy } : {}), ...(options.limits ? { limits: options.limits } : {}) });
     },
   },
 };

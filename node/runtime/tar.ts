@@ -4,7 +4,7 @@
 import { lstat, readdir, readFile, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import * as tarStream from "tar-stream";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 
 export interface TarEntry {
   /** Path inside the archive, without a leading slash. */

@@ -1,6 +1,7 @@
 // Why: one sandbox contract between "where code runs" (docker via dockerode, process via bwrap)
 // and everything that runs code there (prepare actions, harnesses, evaluators, the pipeline).
 import type { RuntimeBackend, RuntimeSpec } from "../../protocol/runtime.ts";
+import type { SandboxPolicy } from "./sandbox-policy.ts";
 
 export { PrepareAction, RuntimeSpec, RuntimeBackend, RUNTIME_BACKENDS, NETWORK_MODES } from "../../protocol/runtime.ts";
 
@@ -63,6 +64,11 @@ export interface Sandbox {
    * paths then mean nothing to them, so harnesses must run with runOnHost instead.
    */
   readonly isolated?: boolean;
+  /**
+   * What the node's operator lets tasks ask of this sandbox (set by its runtime): prepare reads
+   * upload sources only inside its host-path roots. Absent (a stand-in): no host path is read.
+   */
+  readonly policy?: SandboxPolicy;
   exec(request: ExecRequest): Promise<ExecResult>;
   /** Writes files (path → content) inside the sandbox, creating folders. */
   putFiles(files: Record<string, string | Uint8Array>, options?: { mode?: number }): Promise<void>;

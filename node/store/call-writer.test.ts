@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RecordedCall } from "../../protocol/calls.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { CallsRepo } from "./calls-repo.ts";
 import { openNodeStore } from "./db.ts";
 import { calls, sessions } from "./schema.ts";

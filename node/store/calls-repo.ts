@@ -5,7 +5,7 @@
 import { and, asc, count, eq, lte, max } from "drizzle-orm";
 import type Database from "libsql";
 import { heapBytes, type CacheBudget } from "../cache-budget.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError } from "../../protocol/errors.ts";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";

@@ -1,8 +1,9 @@
 // Why: the pipeline's durable record — tasks, rollouts, every state change with its time, and
 // each result written before it is reported — so a restarted node can account for every rollout.
-import { asc, eq, inArray, notInArray } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, lt, notInArray, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { NodeDb } from "./db.ts";
-import { rolloutEvents, rolloutResults, rollouts, rolloutTasks } from "./schema.ts";
+import { coordinatorAssignments, rolloutEvents, rolloutResults, rollouts, rolloutTasks } from "./schema.ts";
 
 const TERMINAL = ["COMPLETED", "ERROR", "TIMEOUT", "CANCELLED"];
 
@@ -40,17 +41,54 @@ export interface RolloutEventRow {
 export class RolloutsRepo {
   constructor(private readonly db: NodeDb) {}
 
-  /** Stores a task and its rollouts (each QUEUED, with its first event) atomically; replaces a finished task of the same id. */
+  /**
+   * Stores a task and its rollouts (each QUEUED, with its first event) atomically. A finished
+   * task of the same id is kept, not replaced: it moves to `<id>#<created_at>` with its rollouts
+   * and results (ids with `#` are never rollout-API ids), and is pruned with the others.
+   */
   async createTask(taskId: string, request: Record<string, unknown>, items: NewRollout[]): Promise<void> {
     const now = new Date().toISOString();
-    await this.db.batch([
-      this.db.delete(rolloutTasks).where(eq(rolloutTasks.taskId, taskId)),
+    const earlier = await this.task(taskId);
+    const statements: BatchItem<"sqlite">[] = [
+      ...(earlier ? this.archiveStatements(earlier) : []),
       this.db.insert(rolloutTasks).values({ taskId, request, status: "running", createdAt: now }),
       ...items.flatMap((r) => [
         this.db.insert(rollouts).values({ id: r.id, taskId, sampleIndex: r.sampleIndex, state: "QUEUED", priority: r.priority, createdAt: now, updatedAt: now }),
         this.db.insert(rolloutEvents).values({ rolloutId: r.id, seq: 0, fromState: null, toState: "QUEUED", at: now }),
       ]),
-    ]);
+    ];
+    await this.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  }
+
+  private archiveStatements(earlier: TaskRow) {
+    const archived = `${earlier.taskId}#${earlier.createdAt}`;
+    return [
+      this.db.insert(rolloutTasks).values({ ...earlier, taskId: archived }),
+      this.db.update(rollouts).set({ taskId: archived }).where(eq(rollouts.taskId, earlier.taskId)),
+      this.db.update(rolloutResults).set({ taskId: archived }).where(eq(rolloutResults.taskId, earlier.taskId)),
+      this.db.delete(rolloutTasks).where(eq(rolloutTasks.taskId, earlier.taskId)),
+    ];
+  }
+
+  /** Finished tasks older than `before` (ISO time), with their rollouts, events and results; never a rollout a coordinator has not acknowledged. */
+  async pruneFinishedTasks(before: string): Promise<number> {
+    const gone = await this.db
+      .delete(rolloutTasks)
+      .where(
+        and(
+          isNotNull(rolloutTasks.finishedAt),
+          lt(rolloutTasks.finishedAt, before),
+          sql`not exists (select 1 from ${coordinatorAssignments} join ${rollouts} on ${rollouts.id} = ${coordinatorAssignments.rolloutId} where ${rollouts.taskId} = ${rolloutTasks.taskId} and ${coordinatorAssignments.ackedAt} is null)`,
+        ),
+      )
+      .returning({ id: rolloutTasks.taskId });
+    return gone.length;
+  }
+
+  /** Number of rollouts a task has. */
+  async rolloutCount(taskId: string): Promise<number> {
+    const [row] = await this.db.select({ n: sql<number>`count(*)` }).from(rollouts).where(eq(rollouts.taskId, taskId));
+    return Number(row?.n ?? 0);
   }
 
   async recordTransition(rolloutId: string, seq: number, from: string, to: string, at: string, detail?: Record<string, unknown>): Promise<void> {

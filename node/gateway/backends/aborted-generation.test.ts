@@ -2,7 +2,7 @@
 // FINISH_ABORT) cut the sample off: every backend turns that answer into an engine_error, so the
 // call is recorded as failed and the harness gets a 5xx, never a clean "stop".
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { createBackend } from "./index.ts";
 import type { BackendKind, BackendOptionsInput } from "./options.ts";
 import { call, chatRequest } from "./test-support.ts";

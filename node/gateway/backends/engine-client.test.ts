@@ -1,7 +1,7 @@
 // Retry, deadline, connect-failure and routing policy, exercised through the vllm backend against
 // real mock engines.
 import { afterEach, describe, expect, test } from "bun:test";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { startMockEngine } from "../../mock-engine/index.ts";
 import { createBackend } from "./index.ts";
 import { call, chatRequest, refusedUrl } from "./test-support.ts";

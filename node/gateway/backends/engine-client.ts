@@ -2,7 +2,7 @@
 // JSON, survive connect errors and 5xx with bounded exponential backoff, stop at a deadline, and
 // parse the answer with zod — so the policy lives here once and backends only build bodies.
 import { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { EnginePool } from "./engine-pool.ts";
 import { engineHttpError, isRetryableStatus } from "./engine-errors.ts";
 
@@ -35,6 +35,8 @@ interface EngineRequest<S extends z.ZodType> {
   /** Parses the answer's text (default JSON.parse); the schema checks what it returns. */
   parse?: (text: string) => unknown;
   schema: S;
+  /** Extra headers (an API's own auth and version headers). */
+  headers?: Record<string, string>;
 }
 
 /** `GET /v1/models` answer (OpenAI, vLLM, SGLang); vLLM's and SGLang's model cards carry `max_model_len`. */
@@ -80,7 +82,7 @@ export class EngineClient {
       try {
         const response = await fetch(lease.url + req.path, {
           method: req.method ?? "POST",
-          headers: this.headers(req.json !== undefined || req.body !== undefined),
+          headers: { ...this.headers(req.json !== undefined || req.body !== undefined), ...req.headers },
           body: req.json ?? (req.body === undefined ? undefined : JSON.stringify(req.body)),
           signal,
         }).catch((cause: unknown) => {

@@ -2,7 +2,7 @@
 // shapes and words; this module turns each into one PolarError code so dialects can answer
 // clients consistently (e.g. a context overflow becomes each dialect's "prompt too long").
 import { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { isContextLengthMessage, parseContextLength } from "../context-length.ts";
 
 /** Error bodies seen in the wild: OpenAI `{error:{message}}`, vLLM/SGLang `{object:"error",message}`, FastAPI `{detail}`. */

@@ -1,5 +1,6 @@
 // Why: one place turns a backend kind + options into a ready Backend, so the gateway CLI, the node
 // agent and tests configure engines the same way.
+import { AnthropicBackend } from "./anthropic.ts";
 import type { Backend } from "./backend.ts";
 import { EngineClient } from "./engine-client.ts";
 import { OpenAiBackend } from "./openai.ts";
@@ -23,6 +24,8 @@ export function createBackend(kind: BackendKind, input: BackendOptionsInput): Ba
       return new VllmBackend(client, options.model);
     case "openai":
       return new OpenAiBackend(client, { servedModel: options.model, passReasoning: options.passReasoning });
+    case "anthropic":
+      return new AnthropicBackend(new EngineClient({ ...options, apiKey: undefined }), { servedModel: options.model, apiKey: options.apiKey });
     case "tito":
       return new TitoBackend(client, { ...titoOptions(options), engine: options.titoEngine });
     case "sglang":

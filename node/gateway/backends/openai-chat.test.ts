@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import type { PivotRequest } from "../pivot.ts";
 import { engineChatExtras, finishReasonOf, openAiChatBody, pivotFromChatMessage, toOpenAiMessages } from "./openai-chat.ts";
 

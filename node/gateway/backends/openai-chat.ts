@@ -2,7 +2,7 @@
 // that wire shape (and the common part of the answer back) once keeps the three chat backends to
 // their engine-specific extras only.
 import { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import type { FinishReason, PivotMessage, PivotRequest, PivotResponse, PivotToolCall, PivotUsage } from "../pivot.ts";
 
 /** How assistant reasoning from earlier turns is handed back to the engine's chat template. */

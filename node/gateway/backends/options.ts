@@ -3,7 +3,7 @@
 // block can switch backends without restructuring.
 import { z } from "zod";
 
-export const BACKEND_KINDS = ["vllm", "sglang", "tito", "openai"] as const;
+export const BACKEND_KINDS = ["vllm", "sglang", "tito", "openai", "anthropic"] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /** Engines a tito backend can send token ids to. */
@@ -33,7 +33,7 @@ export const BackendOptions = z.object({
   engineDownMs: z.number().int().nonnegative().default(DEFAULT_ENGINE_DOWN_MS),
   /** Sessions remembered for sticky routing / token splice (least recently used dropped first). */
   maxSessions: z.number().int().positive().default(DEFAULT_MAX_SESSIONS),
-  /** Bearer token sent to the engine (vLLM `--api-key`, hosted OpenAI-compatible APIs). */
+  /** Bearer token sent to the engine (vLLM `--api-key`, hosted OpenAI-compatible APIs); `x-api-key` for anthropic. */
   apiKey: z.string().optional(),
   /** openai: pass assistant reasoning back as `reasoning_content` (most hosted APIs reject it). */
   passReasoning: z.boolean().default(false),

@@ -6,7 +6,7 @@
 // `GET /workers` → `{workers:[{id,url,model_id,worker_type,is_healthy,load,…}], total, stats}`.
 // Older sglang-router releases serve `GET /list_workers` → `{urls:[…]}`; both are accepted.
 import { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { engineBaseUrl } from "./engine-pool.ts";
 
 const WorkersAnswer = z.object({

@@ -3,7 +3,7 @@
 // what Polar decided (optionally with earlier turns' sampled ids spliced back), independent of the
 // engine's template handling, reasoning parser or tool parser configuration.
 import { getChatTemplate, parseQwen3Output, pivotToTemplateMessages, pivotToTemplateTools, type ChatTemplate } from "../../tokenizer/index.ts";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import type { PivotRequest, PivotResponse } from "../pivot.ts";
 import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf } from "./capture.ts";

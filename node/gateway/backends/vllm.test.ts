@@ -1,7 +1,7 @@
 // The vllm and openai backends against the mock engine speaking vLLM's API.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { startMockEngine } from "../../mock-engine/index.ts";
 import { getTokenizer } from "../../tokenizer/index.ts";
 import { createBackend } from "./index.ts";

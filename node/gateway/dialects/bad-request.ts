@@ -1,7 +1,7 @@
 // Why: a client that sent a malformed body needs to know which field is wrong; zod nests the
 // useful issue inside union branches, so this finds it and names it by its JSON path.
 import type { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 
 interface Located {
   path: PropertyKey[];

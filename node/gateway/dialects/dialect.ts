@@ -1,7 +1,7 @@
 // Why: the contract each API dialect implements, so the gateway's request path (auth, pause,
 // engine call, recording, streaming) is written once for all three wire formats.
 import type { Dialect as DialectName } from "../../../protocol/calls.ts";
-import type { PolarError } from "../../errors.ts";
+import type { PolarError } from "../../../protocol/errors.ts";
 import type { PivotRequest, PivotResponse } from "../pivot.ts";
 
 /** One server-sent event, already framed (`event: …\ndata: …\n\n` or `data: …\n\n`). */

@@ -1,6 +1,6 @@
 // The OpenAI error shape for each PolarError code, and the context-overflow wording harnesses match.
 import { describe, expect, test } from "bun:test";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { engineHttpError } from "../backends/engine-errors.ts";
 import { openAiErrorObject, renderOpenAiError } from "./openai-errors.ts";
 

@@ -3,7 +3,7 @@
 // `code:"context_length_exceeded"` and by OpenAI's message wording, so both dialects map PolarError
 // here, in one place, and turn zod failures into a bad_request that names the offending field.
 import { ContextLengthDetails, type ErrorCode, type OpenAiErrorBody, type OpenAiErrorObject } from "../../../protocol/errors.ts";
-import type { PolarError } from "../../errors.ts";
+import type { PolarError } from "../../../protocol/errors.ts";
 
 const TYPE_AND_CODE: Record<ErrorCode, { type: string; code: string | null }> = {
   bad_request: { type: "invalid_request_error", code: null },

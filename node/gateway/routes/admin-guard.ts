@@ -1,7 +1,7 @@
 // Why: the session and admin APIs share one guard (admin token only) and one error shape.
 import type { Context, Hono } from "hono";
 import type { AdminErrorBody } from "../../../protocol/errors.ts";
-import { asPolarError } from "../../errors.ts";
+import { asPolarError } from "../../../protocol/errors.ts";
 import type { SessionAuth } from "../auth.ts";
 
 export function adminError(c: Context, err: unknown): Response {

@@ -3,9 +3,9 @@
 // refused before any parsing work.
 import type { Context } from "hono";
 import type { z } from "zod";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { parseOrBadRequest } from "../dialects/bad-request.ts";
-import { exceedsJsonDepth } from "./json-depth.ts";
+import { exceedsJsonDepth, readLimitedText } from "../../../lib/http-body.ts";
 
 export interface BodyLimits {
   /** Bytes a body may have, declared or streamed (chunked bodies are counted as they arrive). */
@@ -36,30 +36,8 @@ function tooLarge(maxBytes: number): PolarError {
   return new PolarError("too_large", `request body exceeds ${maxBytes} bytes`);
 }
 
-/**
- * The body text, refusing more than `maxBytes`: a declared length is checked before reading (the
- * HTTP framing then guarantees it), a chunked body is counted chunk by chunk and cancelled as
- * soon as it passes the limit, so neither is ever held in memory whole.
- */
 async function readText(request: Request, maxBytes: number): Promise<string> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null) {
-    if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
-    return request.text();
-  }
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let received = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    received += value.byteLength;
-    if (received > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  const text = await readLimitedText(request, maxBytes);
+  if (text === null) throw tooLarge(maxBytes);
+  return text;
 }

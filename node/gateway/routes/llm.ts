@@ -1,7 +1,7 @@
 // Why: the LLM-facing endpoints a harness calls; each resolves the session, parses the body in
 // its dialect, runs the shared call path, and answers (or fails) in that dialect's own shape.
 import { Hono, type Context } from "hono";
-import { asPolarError } from "../../errors.ts";
+import { asPolarError } from "../../../protocol/errors.ts";
 import type { SessionAuth } from "../auth.ts";
 import type { Backend } from "../backends/backend.ts";
 import type { CallPath } from "../call-path.ts";

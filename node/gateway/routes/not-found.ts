@@ -3,7 +3,7 @@
 // shape elsewhere), so its SDK raises a NotFoundError instead of failing to read the body; an
 // error a route lets escape is answered the same way (with a fixed message, see asPolarError).
 import type { Context } from "hono";
-import { asPolarError, PolarError } from "../../errors.ts";
+import { asPolarError, PolarError } from "../../../protocol/errors.ts";
 import type { Dialect } from "../dialects/dialect.ts";
 import { anthropicDialect, chatDialect, responsesDialect } from "../dialects/index.ts";
 import { adminError } from "./admin-guard.ts";

@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import type { SessionCalls } from "../../../protocol/calls.ts";
 import { CreateSessionBody, type DeletedSession, type SessionInfo } from "../../../protocol/sessions.ts";
 import { TrajectoryQuery } from "../../../protocol/trace.ts";
-import { PolarError } from "../../errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import type { CallsRepo } from "../../store/calls-repo.ts";
 import type { SessionRow, SessionsRepo } from "../../store/sessions-repo.ts";
 import type { SessionAuth } from "../auth.ts";

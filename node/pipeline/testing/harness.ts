@@ -9,6 +9,7 @@ import { RolloutsRepo } from "../../store/rollouts-repo.ts";
 import { builderStrategy, harnessKind } from "../../../protocol/harness-names.ts";
 import { Pipeline, type PipelineConfig } from "../pipeline.ts";
 import { TaskBook } from "../tasks.ts";
+import type { SubmitOutcome } from "../../../lib/rollout-api/port.ts";
 import { FakeEvaluator, FakeGateway, FakePool, FakePreparer, FakeRunner } from "./fakes.ts";
 
 export interface TestNode {
@@ -22,7 +23,7 @@ export interface TestNode {
   runner: FakeRunner;
   evaluator: FakeEvaluator;
   done: TaskResult[];
-  submit(input: Partial<TaskRequestInput> & { task_id: string }): Promise<void>;
+  submit(input: Partial<TaskRequestInput> & { task_id: string }): Promise<SubmitOutcome>;
   waitDone(taskId: string, timeoutMs?: number): Promise<TaskResult>;
   close(): Promise<void>;
 }
@@ -54,7 +55,7 @@ export async function testNode(config: Partial<PipelineConfig> = {}, dbPath?: st
     store, repo, pipeline, tasks, pool, preparer, gateway, runner, evaluator, done,
     async submit(input) {
       const request = TaskRequest.parse({ instruction: "do it", agent: { harness: "mini" }, ...input });
-      await tasks.submit(request, harnessKind(request.agent.harness)!, builderStrategy(request.builder.strategy)!);
+      return tasks.submit({ request, harness: harnessKind(request.agent.harness)!, strategy: builderStrategy(request.builder.strategy)! });
     },
     waitDone(taskId, timeoutMs = 10_000) {
       const already = done.find((d) => d.task_id === taskId);

@@ -1,7 +1,7 @@
 // Anthropic's prompt-too-long wording built from the numbers the backend's engine-errors parsing
 // found, whether they arrive as error details or only in the engine's own words.
 import { describe, expect, test } from "bun:test";
-import { PolarError } from "../../../errors.ts";
+import { PolarError } from "../../../../protocol/errors.ts";
 import { engineHttpError } from "../../backends/engine-errors.ts";
 import { promptTooLongMessage } from "./errors.ts";
 

@@ -1,7 +1,7 @@
 // Why: Polar's closed error codes mapped once to Anthropic's error shape
 // `{type:"error", error:{type, message}}`, as JSON and as an `event: error` SSE frame.
 import { ContextLengthDetails, type AnthropicErrorBody, type AnthropicErrorType, type ErrorCode } from "../../../../protocol/errors.ts";
-import type { PolarError } from "../../../errors.ts";
+import type { PolarError } from "../../../../protocol/errors.ts";
 import { parseContextLength } from "../../context-length.ts";
 import { type SseFrame, sseFrame } from "../dialect.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ERROR_CODES, PolarError } from "../../../errors.ts";
+import { ERROR_CODES, PolarError } from "../../../../protocol/errors.ts";
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";
 import { renderCountTokens } from "./count-tokens.ts";
 import { anthropicDialect } from "./index.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { PolarError } from "../../../errors.ts";
+import { PolarError } from "../../../../protocol/errors.ts";
 import { parseCountTokensRequest, parseMessagesRequest } from "./request.ts";
 
 const BASH_SCHEMA = {

@@ -2,7 +2,7 @@
 // server): the SDK's own request goes through parseRequest, and its parsers read what we render.
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
-import { PolarError } from "../../../errors.ts";
+import { PolarError } from "../../../../protocol/errors.ts";
 import { engineHttpError } from "../../backends/engine-errors.ts";
 import { anthropicDialect } from "./index.ts";
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";

@@ -1,6 +1,6 @@
 // Why: the OpenAI Chat Completions dialect (`POST /v1/chat/completions`), assembled from its
 // parser, renderer and the shared OpenAI error shape.
-import type { PolarError } from "../../../errors.ts";
+import type { PolarError } from "../../../../protocol/errors.ts";
 import { sseFrame, type Dialect } from "../dialect.ts";
 import { openAiErrorObject, renderOpenAiError } from "../openai-errors.ts";
 import { parseChatRequest } from "./parse.ts";

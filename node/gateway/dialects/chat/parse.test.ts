@@ -2,7 +2,7 @@
 // Qwen's array tool content and parameter-less tool, Pi's max_completion_tokens, reasoning passed
 // back, thinking switches, and bad bodies naming their field.
 import { describe, expect, test } from "bun:test";
-import { PolarError } from "../../../errors.ts";
+import { PolarError } from "../../../../protocol/errors.ts";
 import { chatDialect } from "./index.ts";
 
 describe("chat parseRequest", () => {

@@ -3,7 +3,7 @@
 // tool call ids/names/arguments, usage) streaming and not, and raise its typed errors.
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { PolarError } from "../../../errors.ts";
+import { PolarError } from "../../../../protocol/errors.ts";
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";
 import { chatDialect } from "./index.ts";
 import { clientAnswering, clientFailing } from "../testing/openai-sdk.ts";

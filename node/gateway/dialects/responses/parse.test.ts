@@ -2,7 +2,7 @@
 // developer items, namespace/custom/web_search/tool_search tools, echoed function calls and
 // reasoning items; qwen's instructions + max_output_tokens; pi's system input message.
 import { describe, expect, test } from "bun:test";
-import { PolarError } from "../../../errors.ts";
+import { PolarError } from "../../../../protocol/errors.ts";
 import type { PivotResponse } from "../../pivot.ts";
 import { responsesDialect } from "./index.ts";
 

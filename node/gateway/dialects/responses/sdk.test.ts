@@ -4,7 +4,7 @@
 // stream().finalResponse() — and the streamed final response must equal the non-streamed body.
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { PolarError } from "../../../errors.ts";
+import { PolarError } from "../../../../protocol/errors.ts";
 import type { PivotResponse } from "../../pivot.ts";
 import { responsesDialect } from "./index.ts";
 import { clientAnswering, clientFailing, SSE_HEADERS } from "../testing/openai-sdk.ts";

@@ -2,7 +2,7 @@
 // the official SDK's ResponseStream and codex validate (created → in_progress → per item:
 // added, part/delta/done events, done → completed), each frame with an `event:` line, a `type`
 // and an increasing `sequence_number`.
-import type { PolarError } from "../../../errors.ts";
+import type { PolarError } from "../../../../protocol/errors.ts";
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";
 import { sseFrame, type SseFrame } from "../dialect.ts";
 import { openAiErrorObject } from "../openai-errors.ts";

@@ -2,7 +2,7 @@
 // its custom `fetch`, to a dialect's parse and render instead of a server: the SDK's own request
 // goes through parseRequest, and its own parsers read what the dialect renders.
 import OpenAI from "openai";
-import type { PolarError } from "../../../errors.ts";
+import type { PolarError } from "../../../../protocol/errors.ts";
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";
 import type { Dialect } from "../dialect.ts";
 

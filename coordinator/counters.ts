@@ -1,0 +1,43 @@
+// Why: the coordinator's running totals for /metrics and the admin stats are counted from its
+// events, so counting is an observer like any other and never sits in a decision's path.
+import type { EventBus } from "../lib/events.ts";
+import type { CoordinatorEvents } from "./events.ts";
+
+export interface CoordinatorCounters {
+  dispatched: number;
+  results_accepted: number;
+  results_late_dropped: number;
+  results_streamed: number;
+  results_streamed_bytes: number;
+  requeued: number;
+  nodes_lost: number;
+  /** Stage durations summed from results' timings (ms) and their count. */
+  stage_ms: Record<string, { sum: number; count: number }>;
+}
+
+/** The SessionTiming fields summed per stage. */
+const STAGE_TIMINGS = ["init_ms", "ready_queue_ms", "run_ms", "postrun_queue_ms", "postrun_ms", "container_start_ms", "prepare_ms", "agent_exec_ms", "build_ms", "eval_ms", "e2e_ms"];
+
+/** Counters kept up to date by listeners on `events`. */
+export function countEvents(events: EventBus<CoordinatorEvents>): CoordinatorCounters {
+  const k: CoordinatorCounters = { dispatched: 0, results_accepted: 0, results_late_dropped: 0, results_streamed: 0, results_streamed_bytes: 0, requeued: 0, nodes_lost: 0, stage_ms: {} };
+  events.on("rollout.dispatched", () => void k.dispatched++);
+  events.on("rollout.requeued", (e) => void (k.requeued += e.rollout_ids.length));
+  events.on("node.lost", () => void k.nodes_lost++);
+  events.on("result.dropped", () => void k.results_late_dropped++);
+  events.on("result.delivered", (e) => {
+    k.results_streamed++;
+    k.results_streamed_bytes += e.bytes;
+  });
+  events.on("result.accepted", (e) => {
+    k.results_accepted++;
+    for (const key of STAGE_TIMINGS) {
+      const ms = e.timing[key];
+      if (ms === undefined || !(ms > 0)) continue;
+      const s = (k.stage_ms[key] ??= { sum: 0, count: 0 });
+      s.sum += ms;
+      s.count++;
+    }
+  });
+  return k;
+}

@@ -1,0 +1,95 @@
+// Why: everything the coordinator decides is announced as one of these typed events (name →
+// payload, snake_case like the wire, ids and numbers rather than live objects), so counters,
+// logs and later /metrics, SSE and a dashboard observe the cluster without reaching into it.
+// Events describe decisions as they are made; the store write of a decision follows in the
+// coordinator's ordered write chain. NVIDIA's event names map onto these: task.created ←
+// group.created, task.updated ← group.progressed, task.completed ← group.finished,
+// session.state_changed ← rollout.state_changed.
+import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import type { GatewayLatency, StageCapacity, StageLoad } from "../protocol/node-link.ts";
+import type { NodeStateName } from "./node-states.ts";
+import type { RolloutStateName } from "./rollout-states.ts";
+
+export interface CoordinatorEvents {
+  /** A group was accepted (stored with its rollouts, about to be queued). */
+  "group.created": { group_id: string; task_id: string; trainer_id: string | null; n: number; priority: number; image: string; rollout_ids: string[]; at: number };
+  /** A member of a group got its result. */
+  "group.progressed": { group_id: string; task_id: string; trainer_id: string | null; finished: number; usable: number; n: number; at: number };
+  /** Every member has a result (trainer `group` message, rollout API callback). */
+  "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: "completed" | "cancelled"; n: number; usable: number; callback_url: string | null; at: number };
+  /** An operator deleted a group and everything of it. */
+  "group.deleted": { group_id: string; at: number };
+
+  /** A rollout moved between states (from null: it entered the book — submitted, or reloaded after a restart). */
+  "rollout.state_changed": {
+    rollout_id: string;
+    group_id: string;
+    from: RolloutStateName | null;
+    to: RolloutStateName;
+    /** The node it went to (assigned) or left (queued again, ended). */
+    node_id: string | null;
+    attempt: number;
+    /** The node-side stage last reported. */
+    stage: string | null;
+    cause: string | null;
+    at: number;
+    /** Time spent in `from`. */
+    in_state_ms?: number;
+    /** On a result: the node's stage durations (SessionTiming, ms). */
+    timing?: Record<string, number>;
+  };
+  /** The node running a rollout reported a new stage (init, ready, run, postrun…). */
+  "rollout.stage_changed": { rollout_id: string; group_id: string; node_id: string | null; attempt: number; stage: string; at: number };
+  /** Assignments sent to a node. */
+  "rollout.dispatched": { rollout_id: string; group_id: string; node_id: string; attempt: number; policy_version: number; at: number };
+  /** Rollouts put back in the queue, with the attempt they had. */
+  "rollout.requeued": { rollout_ids: string[]; node_id: string; cause: string; at: number };
+  /** A rollout lost its node on its last allowed attempt: it ends with a masked ERROR result. */
+  "rollout.attempts_exhausted": { rollout_id: string; group_id: string; node_id: string; attempt: number; cause: string; at: number };
+
+  /** A node's result was stored for the rollout's current attempt. */
+  "result.accepted": { rollout_id: string; group_id: string; node_id: string; attempt: number; status: StreamedResult["status"]; reward: number | null; timing: Record<string, number>; at: number };
+  /** A node's result for an attempt that is no longer current (reassigned, cancelled, repeated). */
+  "result.dropped": { rollout_id: string; node_id: string; attempt: number; at: number };
+  /** A stored result is ready for its trainer's stream. */
+  "result.ready": { trainer_id: string; result: StreamedResult };
+  /** A result frame went to a trainer. */
+  "result.delivered": { result_id: string; trainer_id: string; bytes: number; at: number };
+  /** A trainer acknowledged results. */
+  "result.acked": { trainer_id: string; result_ids: string[]; at: number };
+
+  /** A node connection moved between states (from null: first heard of). */
+  "node.state_changed": { node_id: string; from: NodeStateName | null; to: NodeStateName; cause: string; at: number };
+  /** A node completed its handshake, first time or again. */
+  "node.joined": {
+    node_id: string;
+    reconnect: boolean;
+    version: string;
+    capacity: StageCapacity;
+    slots: number;
+    harnesses: string[];
+    engines: string[];
+    images_warm: string[];
+    /** Rollouts it still held that stay its own. */
+    kept: number;
+    /** Rollouts it no longer held or reported interrupted (queued again or failed). */
+    released: number;
+    at: number;
+  };
+  /** A node's grace ran out: its rollouts move on. */
+  "node.lost": { node_id: string; rollout_ids: string[]; at: number };
+  "node.heartbeat": { node_id: string; load: StageLoad; images_warm: string[]; gateway: GatewayLatency | null; assigned: number; slots: number; at: number };
+
+  /** A trainer asked the cluster to pause (weight sync); `nodes` were sent `pause`. */
+  "cluster.pause_requested": { request_id: string; nodes: number; at: number };
+  /** Every node asked has drained its in-flight LLM calls (or gone). */
+  "cluster.paused": { request_id: string; nodes: number; at: number };
+  "cluster.resumed": { policy_version: number; at: number };
+  /** The policy version moved forward; `stale_cancelled` rollouts were stopped to run again. */
+  "policy.version_advanced": { from: number; to: number; stale_cancelled: number; at: number };
+
+  /** A restarted coordinator reloaded what its previous life left. */
+  "coordinator.restored": { policy_version: number; groups: number; queued: number; awaiting_nodes: number; nodes: string[]; groups_completed: number; at: number };
+}
+
+export type CoordinatorEventName = keyof CoordinatorEvents;
