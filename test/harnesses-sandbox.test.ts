@@ -4,7 +4,8 @@
 // session only through the loopback bridge and the rollout's unix socket. Evidence, per run:
 // the sandbox's network devices (only lo), strace's record of every connect(2) in the sandbox
 // (only 127.0.0.1:<bridge port> and the gateway socket), and every call recorded in the session.
-// Missing CLIs / bwrap skip visibly, unless POLAR_REQUIRE_HARNESSES=1.
+// Missing CLIs / bwrap skip visibly, unless POLAR_REQUIRE_HARNESSES=1; without strace the
+// connect(2) record is skipped visibly (the network-device, call and refusal checks still run).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { z } from "zod";
@@ -25,6 +26,8 @@ const RUN_TIMEOUT_MS = 300_000;
 const REQUIRE_HARNESSES = process.env.POLAR_REQUIRE_HARNESSES === "1";
 const STRACE_LOG = `${SANDBOX_RUN_DIR}/strace.log`;
 const NETDEV_FILE = `${SANDBOX_RUN_DIR}/netdev.txt`;
+/** strace's connect(2) record, when the host has strace (CI, which installs it, requires it). */
+const TRACED = Bun.which("strace") !== null || REQUIRE_HARNESSES;
 
 const CASES: { kind: HarnessKind; cli: PinnedCli | null; dialect: Dialect }[] = [
   { kind: "mini", cli: null, dialect: "chat" },
@@ -80,7 +83,7 @@ async function newSandbox(runtime: RuntimeCase): Promise<Sandbox> {
   const sandbox = await runtime.runtime!.create({
     spec: runtime.spec,
     labels: { node_id: "harness-sandbox-test" },
-    mounts: [...harnessMounts(), ...straceInSandbox(runtime).mounts],
+    mounts: [...harnessMounts(), ...(TRACED ? straceInSandbox(runtime).mounts : [])],
   });
   sandboxes.push(sandbox);
   return sandbox;
@@ -93,13 +96,7 @@ function evidencePrefix(runtime: RuntimeCase): string[] {
     "-c",
     `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' > ${NETDEV_FILE}; exec "$@"`,
     "sh",
-    ...straceInSandbox(runtime).command,
-    "-f",
-    "-qq",
-    "-e",
-    "trace=connect",
-    "-o",
-    STRACE_LOG,
+    ...(TRACED ? [...straceInSandbox(runtime).command, "-f", "-qq", "-e", "trace=connect", "-o", STRACE_LOG] : []),
   ];
 }
 
@@ -111,6 +108,7 @@ for (const runtime of await sandboxRuntimes()) {
       test.skip(`${runtime.name} sandbox [SKIPPED: ${runtime.missing}]`, () => {});
       return;
     }
+    if (!TRACED) test.skip(`strace connect check in the ${runtime.name} sandbox [SKIPPED: strace not installed — apt-get install strace; the other checks still run]`, () => {});
 
     test("through its socket, a sandboxed program reaches neither the admin API nor another session", async () => {
       const sandbox = await newSandbox(runtime);
@@ -138,7 +136,8 @@ for (const runtime of await sandboxRuntimes()) {
           model: MODEL,
           instruction: "probe",
           limits: { timeoutMs: 60_000 },
-          options: { argv: ["node", "-e", probe] },
+          // ESM: its top-level await runs on Node 18 (Debian bookworm's) too.
+          options: { argv: ["node", "--input-type=module", "-e", probe] },
         });
         expect(result.error).toBeUndefined();
         const statuses = z
@@ -199,6 +198,7 @@ for (const runtime of await sandboxRuntimes()) {
 
             // The sandbox's own evidence: only loopback, and strace saw no other peer.
             expect(text(await sandbox.readFile(NETDEV_FILE)).trim().split("\n")).toEqual(["lo"]);
+            if (!TRACED) return;
             const log = text(await sandbox.readFile(STRACE_LOG));
             const seen = connects(log);
             expect(seen.some((s) => s.address === `127.0.0.1:${DEFAULT_BRIDGE_PORT}`)).toBe(true);

@@ -82,3 +82,9 @@ export interface RolloutEvaluator {
   wantsFreshSandbox(request: TaskRequest): boolean;
   evaluate(request: EvaluationRequest): Promise<Evaluation>;
 }
+
+/** Whether a rollout's task can be evaluated on this node; checked at INIT, before any sandbox is taken. */
+export interface EvaluabilityCheck {
+  /** Null when it can; otherwise why not, and the evaluation detail to report (status invalid). */
+  check(request: TaskRequest, signal: AbortSignal): Promise<{ message: string; detail: Record<string, unknown> } | null>;
+}

@@ -13,6 +13,7 @@ import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { PolarError } from "../../protocol/errors.ts";
+import { warnOnce } from "../../lib/warn-once.ts";
 import type { Subprocess } from "bun";
 import { findBwrap, systemSymlinks } from "./bwrap.ts";
 import { bwrapJobScript, readerAlive, runJob, startBwrapReader, type BwrapReader, type BwrapReaderSetup } from "./bwrap-reader.ts";
@@ -40,7 +41,7 @@ export interface ProcessRuntimeOptions {
   root?: string;
   /** Path of bwrap, or null to run unisolated; default: bwrap on PATH. */
   bwrap?: string | null;
-  /** Where the "not isolated" warning goes; default console.warn. */
+  /** Where the "not isolated" warning goes; default: stderr, once per process. */
   warn?: (message: string) => void;
   /**
    * bwrap readers kept started ahead of commands (see bwrap-reader.ts), ready before create()
@@ -279,7 +280,7 @@ async function markedProcesses(prefix: string): Promise<number[]> {
 export function createProcessRuntime(options: ProcessRuntimeOptions = {}): SandboxRuntime {
   const root = options.root ?? defaultProcessRoot();
   const bwrap = options.bwrap === undefined ? findBwrap() : options.bwrap;
-  const warn = options.warn ?? ((message: string) => console.warn(message));
+  const warn = options.warn ?? warnOnce;
   const standbyReaders = options.standbyReaders ?? 2;
   const policy = options.policy ?? TRUSTED_CALLER_POLICY;
   let limiter: ProcessLimiter | null = null;
