@@ -18,7 +18,7 @@ export function createCoordinatorApp(deps: { coordinator: Coordinator; config: C
   app.get("/", (c) => c.html(DASHBOARD_HTML));
   app.get("/metrics", async (c) => c.text(await metricsText(coordinator), 200, { "content-type": "text/plain; version=0.0.4" }));
   app.route("/", rolloutApiRoutes(coordinator, deps.tasks, deps.callbacks, config.callbackOnCancel));
-  app.route("/v1/admin", adminRoutes(coordinator, config.adminToken));
+  app.route("/v1/admin", adminRoutes(coordinator, config.adminToken, deps.tasks));
   app.notFound((c) => {
     const { body, status } = adminErrorResponse(new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`));
     return c.json(body, status as 404);
