@@ -43,7 +43,7 @@ export interface GatewayApp {
 export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const { config, store, backend } = deps;
   const sessions = new SessionsRepo(store.db);
-  const calls = new CallsRepo(store.db, undefined, store.writer);
+  const calls = new CallsRepo(store.db);
   const auth = new SessionAuth(sessions, config.adminToken, config.open);
   const gate = new PolicyGate();
   const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking });

@@ -173,7 +173,7 @@ describe("CallsRepo", () => {
     const { row } = await new SessionsRepo(store.db).create({});
     const recorded = agentSession(row.id, 6);
     const budget = new CacheBudget();
-    const repo = new CallsRepo(store.db, undefined, store.writer);
+    const repo = new CallsRepo(store.db);
     repo.shareCacheBudget(budget);
     for (const c of recorded) await repo.insert(c);
     // One entry (the session) holding its 4 most recent calls: their id arrays and request messages and tools.
@@ -188,7 +188,7 @@ describe("CallsRepo", () => {
     // A zero budget keeps nothing in memory; calls are still stored against their bases.
     const other = await openNodeStore(tempDb());
     const session = (await new SessionsRepo(other.db).create({})).row;
-    const uncached = new CallsRepo(other.db, undefined, other.writer);
+    const uncached = new CallsRepo(other.db);
     uncached.shareCacheBudget(new CacheBudget(0));
     const again = agentSession(session.id, 6);
     for (const c of again) await uncached.insert(c);

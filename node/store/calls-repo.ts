@@ -3,13 +3,12 @@
 // are stored as (an earlier call, how much of it is shared, the new tail), and unchanged tools as
 // a reference: a long session costs its unique tokens and messages, not turns × context.
 import { and, asc, count, eq, lte, max } from "drizzle-orm";
-import type Database from "libsql";
 import { heapBytes, type CacheBudget } from "../cache-budget.ts";
 import { PolarError } from "../errors.ts";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
-import { drizzleCallWriter, nativeCallWriter, type CallInsert, type CallWriter } from "./call-writer.ts";
+import { callWriter, type CallInsert, type CallWriter } from "./call-writer.ts";
 import type { NodeDb } from "./db.ts";
 import { calls, sessions } from "./schema.ts";
 import { sameJson } from "./same-json.ts";
@@ -43,16 +42,12 @@ export class CallsRepo {
   private readonly recent: LruMap<string, Expanded[]>;
   private readonly writeRow: CallWriter;
 
-  /**
-   * `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next
-   * call). `writer`: the store's own insert connection (OpenedStore.writer), when it has one.
-   */
+  /** `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next call). */
   constructor(
     private readonly db: NodeDb,
     maxSessions = DEFAULT_MAX_SESSIONS,
-    writer: Database.Database | null = null,
   ) {
-    this.writeRow = writer ? nativeCallWriter(db, writer) : drizzleCallWriter(db);
+    this.writeRow = callWriter(db);
     this.recent = new LruMap(maxSessions, (list, sessionId) => list.reduce((sum, e) => sum + e.bytes, heapBytes.string(sessionId) + heapBytes.entry));
   }
 
