@@ -1,7 +1,7 @@
 // Why: one rollout's live record (what it holds, when it entered each stage) and the one
 // function that changes its state: checked against the transition table, stored, then announced.
 import type { SessionTimingInput, TaskRequest } from "../../protocol/rollout.ts";
-import type { Strategy } from "../../protocol/trace.ts";
+import type { Strategy, TrajectoryResult } from "../../protocol/trace.ts";
 import { PolarError } from "../errors.ts";
 import type { HarnessKind } from "../harness/registry.ts";
 import type { Sandbox } from "../runtime/types.ts";
@@ -44,6 +44,8 @@ export interface Rollout {
   session?: GatewaySession;
   outcome?: HarnessRunOutcome;
   agentTimedOut?: boolean;
+  /** The rebuilt trajectory, once POSTRUN built it (a later failure reuses it rather than rebuild). */
+  trajectory?: TrajectoryResult;
 }
 
 export function newRollout(init: Pick<Rollout, "id" | "taskId" | "sampleIndex" | "request" | "harness" | "strategy">): Rollout {

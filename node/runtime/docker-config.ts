@@ -2,7 +2,8 @@
 // isolation defaults (no network, all capabilities dropped, no-new-privileges, a pids limit)
 // and the labels that let a restarted node find its own leftovers.
 import type { ContainerCreateOptions } from "dockerode";
-import { SANDBOX_RUN_DIR, type Mount, type RuntimeSpec } from "./types.ts";
+import { JOBS_IN_SANDBOX } from "./reader-job.ts";
+import { SANDBOX_GATEWAY_DIR, SANDBOX_RUN_DIR, type Mount, type RuntimeSpec } from "./types.ts";
 
 export const LABEL_NODE_ID = "polar.node_id";
 export const LABEL_ROLLOUT_ID = "polar.rollout_id";
@@ -16,6 +17,10 @@ export interface ContainerPlan {
   labels: { node_id: string; rollout_id?: string };
   mounts: Mount[];
   hostRunDir: string;
+  /** Only the node writes here; the container sees it read-only (the gateway socket's folder). */
+  hostGatewayDir: string;
+  /** Only the node writes here; the container sees it read-only at JOBS_IN_SANDBOX (job scripts). */
+  hostJobsDir: string;
   /** docker-init as PID 1 (reaps the zombies that agents' background processes leave). */
   init: boolean;
 }
@@ -30,6 +35,8 @@ export function containerOptions(plan: ContainerPlan): ContainerCreateOptions {
   if (plan.labels.rollout_id) labels[LABEL_ROLLOUT_ID] = plan.labels.rollout_id;
   const binds = [
     `${plan.hostRunDir}:${SANDBOX_RUN_DIR}:rw`,
+    `${plan.hostJobsDir}:${JOBS_IN_SANDBOX}:ro`,
+    `${plan.hostGatewayDir}:${SANDBOX_GATEWAY_DIR}:ro`,
     ...plan.mounts.map((m) => `${m.host}:${m.sandbox}:${m.readonly ? "ro" : "rw"}`),
   ];
   const memory = spec.memory_mb === undefined ? undefined : spec.memory_mb * 1024 * 1024;

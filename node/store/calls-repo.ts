@@ -2,9 +2,9 @@
 // An agent re-sends its whole context each turn, so the prompt ids and the request's messages
 // are stored as (an earlier call, how much of it is shared, the new tail), and unchanged tools as
 // a reference: a long session costs its unique tokens and messages, not turns × context.
-import { and, asc, count, eq, lte, max } from "drizzle-orm";
+import { and, asc, count, eq, isNotNull, lte, max, sql } from "drizzle-orm";
 import { heapBytes, type CacheBudget } from "../cache-budget.ts";
-import { PolarError } from "../errors.ts";
+import { PolarError, type ErrorCode } from "../errors.ts";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
@@ -133,6 +133,17 @@ export class CallsRepo {
   async count(sessionId: string): Promise<number> {
     const [row] = await this.db.select({ n: count() }).from(calls).where(eq(calls.sessionId, sessionId));
     return row?.n ?? 0;
+  }
+
+  /** How many of a session's calls failed, by error code: counted by SQLite, no call is read. */
+  async errorCounts(sessionId: string): Promise<Partial<Record<ErrorCode, number>>> {
+    const code = sql<ErrorCode>`json_extract(${calls.error}, '$.code')`;
+    const rows = await this.db
+      .select({ code, n: count() })
+      .from(calls)
+      .where(and(eq(calls.sessionId, sessionId), isNotNull(calls.error)))
+      .groupBy(code);
+    return Object.fromEntries(rows.map((r) => [r.code, r.n]));
   }
 
   /** Highest recorded seq of a session, or -1. */
