@@ -176,9 +176,10 @@ describe("CallsRepo", () => {
     const repo = new CallsRepo(store.db);
     repo.shareCacheBudget(budget);
     for (const c of recorded) await repo.insert(c);
-    // One entry (the session) holding its 4 most recent calls: their id arrays and request messages and tools.
-    const kept = recorded.slice(-4);
-    const floor = kept.reduce((n, c) => n + heapBytes.numbers(c.prompt_ids) + heapBytes.numbers(c.output_ids) + 2 * JSON.stringify([c.request.messages, c.request.tools]).length, 0);
+    // One entry (the session) holding its 4 most recent calls; each prompt extends the one before,
+    // so the older three point into the newest call's arrays: about one context is charged.
+    const newest = recorded.at(-1)!;
+    const floor = heapBytes.numbers(newest.prompt_ids) + heapBytes.numbers(newest.output_ids) + 2 * JSON.stringify([newest.request.messages, newest.request.tools]).length;
     expect(budget.entries).toBe(1);
     expect(budget.usedBytes).toBeGreaterThan(floor);
     expect(budget.usedBytes).toBeLessThan(floor * 1.5);
