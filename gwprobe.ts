@@ -1,6 +1,8 @@
 import { heapStats } from "bun:jsc";
 const generateHeapSnapshot = () => Bun.generateHeapSnapshot("jsc");
 import { startGateway } from "./node/gateway/server.ts";
+import { paceFullCollections } from "./lib/gc-pacing.ts";
+paceFullCollections();
 import { CallsRepo } from "./node/store/calls-repo.ts";
 import { PromptIdsJson } from "./node/gateway/backends/prompt-ids-json.ts";
 import { EngineClient } from "./node/gateway/backends/engine-client.ts";
