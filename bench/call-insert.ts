@@ -11,6 +11,8 @@
 // previous prompt and its output, as an engine's do), then as many ~1 KB calls; first all
 // sessions' calls of a turn together (they share commits, as concurrent calls in the gateway do),
 // then one call at a time (a commit per call). CPU is the child's own (process.cpuUsage: all threads).
+// Each repo's recent calls share a 64 MiB budget, as in a gateway, so RSS after a round is the
+// store's and that bounded cache's, not a cache growing with the sessions of every round.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,16 +32,22 @@ const OUTPUT = 32;
 interface Repos {
   store: { db: unknown; writer?: unknown; close(): void };
   sessions: { create(metadata: Record<string, unknown>): Promise<{ row: { id: string } }> };
-  calls: { insert(call: RecordedCall): Promise<void> };
+  calls: { insert(call: RecordedCall): Promise<void>; shareCacheBudget(budget: unknown): void };
 }
+
+/** The recent calls' byte budget each checkout's repo gets (as a gateway's would; without one only the session count bounds it). */
+const CACHE_BYTES = 64 * 1024 * 1024;
 
 /** The checkout's own store modules, as its gateway wires them (the baseline's CallsRepo takes the store's writer connection). */
 async function openRepos(root: string, path: string): Promise<Repos> {
   const { openNodeStore } = (await import(join(root, "node/store/db.ts"))) as { openNodeStore(path: string): Promise<Repos["store"]> };
   const { CallsRepo } = (await import(join(root, "node/store/calls-repo.ts"))) as { CallsRepo: new (db: unknown, max?: number, writer?: unknown) => Repos["calls"] };
   const { SessionsRepo } = (await import(join(root, "node/store/sessions-repo.ts"))) as { SessionsRepo: new (db: unknown) => Repos["sessions"] };
+  const { CacheBudget } = (await import(join(root, "node/cache-budget.ts"))) as { CacheBudget: new (bytes: number) => unknown };
   const store = await openNodeStore(path);
-  return { store, sessions: new SessionsRepo(store.db), calls: new CallsRepo(store.db, undefined, store.writer) };
+  const calls = new CallsRepo(store.db, undefined, store.writer);
+  calls.shareCacheBudget(new CacheBudget(CACHE_BYTES));
+  return { store, sessions: new SessionsRepo(store.db), calls };
 }
 
 /** Call `turn` of a session: the request and the ids a vLLM engine would have returned for it. */
