@@ -9,6 +9,7 @@ import { chmod, lstat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Hono } from "hono";
 import { PolarError } from "../errors.ts";
+import { GATEWAY_SOCKET_NAME } from "../runtime/types.ts";
 import { isAdminToken, presentedKey } from "./auth.ts";
 import type { Dialect } from "./dialects/dialect.ts";
 import { DIALECT_ENDPOINTS, anthropicDialect, chatDialect } from "./dialects/index.ts";
@@ -57,9 +58,6 @@ export function sessionSocketGuard(token: string, adminToken: string) {
     return undefined;
   };
 }
-
-/** The socket's name in its folder. */
-export const GATEWAY_SOCKET_NAME = "gateway.sock";
 
 export interface SessionSocketOptions {
   app: Hono;

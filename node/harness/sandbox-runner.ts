@@ -5,7 +5,7 @@
 // read-only gateway folder.
 import { join } from "node:path";
 import { PolarError } from "../errors.ts";
-import { SANDBOX_GATEWAY_DIR, SANDBOX_HARNESS_DIR, SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
+import { SANDBOX_GATEWAY_SOCKET, SANDBOX_HARNESS_DIR, SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { SANDBOX_BUN_BIN, SANDBOX_NODE_BIN } from "./sandbox-mounts.ts";
 import type { GatewayEndpoint, HarnessAdapter, HarnessExit, HarnessLimits, HarnessOptions, HarnessOutcome, HarnessSpec } from "./types.ts";
 
@@ -13,8 +13,6 @@ import type { GatewayEndpoint, HarnessAdapter, HarnessExit, HarnessLimits, Harne
 export const SANDBOX_HOME_DIR = "/polar/home";
 /** Where the bridge listens inside the sandbox (its own network namespace: always free). */
 export const DEFAULT_BRIDGE_PORT = 39131;
-/** The gateway socket's name in its folder (node/gateway/session-socket.ts serves it there). */
-const GATEWAY_SOCKET_NAME = "gateway.sock";
 const BRIDGE_SCRIPT = join(import.meta.dir, "bridge", "bridge.mjs");
 const SANDBOX_BRIDGE_SCRIPT = `${SANDBOX_RUN_DIR}/bridge.mjs`;
 const SANDBOX_PATH = [`${SANDBOX_NODE_DIR}/bin`, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].join(":");
@@ -83,7 +81,7 @@ export async function runInSandbox(run: SandboxHarnessRun): Promise<SandboxRunRe
   await sandbox.putFiles(launch.files, { mode: 0o600 });
   if (bridged) await sandbox.putFiles({ [SANDBOX_BRIDGE_SCRIPT]: await Bun.file(BRIDGE_SCRIPT).text() }, { mode: 0o644 });
 
-  const bridge = bridged ? [SANDBOX_NODE_BIN, SANDBOX_BRIDGE_SCRIPT, String(port), `${SANDBOX_GATEWAY_DIR}/${GATEWAY_SOCKET_NAME}`, "--"] : [];
+  const bridge = bridged ? [SANDBOX_NODE_BIN, SANDBOX_BRIDGE_SCRIPT, String(port), SANDBOX_GATEWAY_SOCKET, "--"] : [];
   const result = await sandbox.exec({
     command: [...(run.prefix ?? []), ...bridge, ...launch.command],
     cwd: spec.workDir,

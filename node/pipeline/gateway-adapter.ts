@@ -4,12 +4,8 @@
 // by the store.
 import type { TrajectoryResult, Strategy } from "../../protocol/trace.ts";
 import type { OpenedSession, SessionService } from "../gateway/session-service.ts";
-import { GATEWAY_SOCKET_NAME } from "../gateway/session-socket.ts";
-import { SANDBOX_GATEWAY_DIR, type Sandbox } from "../runtime/types.ts";
+import { SANDBOX_GATEWAY_SOCKET, type Sandbox } from "../runtime/types.ts";
 import type { GatewaySession, GatewaySessions } from "./ports.ts";
-
-/** The rollout's socket as the sandbox sees it (read-only folder, SANDBOX_GATEWAY_DIR). */
-export const SANDBOX_GATEWAY_SOCKET = `${SANDBOX_GATEWAY_DIR}/${GATEWAY_SOCKET_NAME}`;
 
 /** Codes of recorded call errors that mean no engine answered (an infrastructure failure). */
 const ENGINE_DOWN_CODES = ["engine_unavailable", "engine_timeout"] as const;

@@ -32,6 +32,9 @@ export interface ExecResult {
 export const SANDBOX_RUN_DIR = "/polar/run";
 /** Where a sandbox sees, read-only, the folder holding its rollout's gateway socket (Sandbox.hostGatewayDir). */
 export const SANDBOX_GATEWAY_DIR = "/polar/gateway";
+/** The rollout's gateway socket's name in that folder. */
+export const GATEWAY_SOCKET_NAME = "gateway.sock";
+export const SANDBOX_GATEWAY_SOCKET = `${SANDBOX_GATEWAY_DIR}/${GATEWAY_SOCKET_NAME}`;
 /** Where the node's installed harness CLIs and a Node.js runtime are mounted read-only. */
 export const SANDBOX_HARNESS_DIR = "/polar/harnesses";
 export const SANDBOX_NODE_DIR = "/polar/node";
