@@ -16,7 +16,6 @@ import { createBackend } from "./gateway/backends/index.ts";
 import { createGatewayApp } from "./gateway/app.ts";
 import { isAdminToken, presentedKey } from "./gateway/auth.ts";
 import { GatewayConfig } from "./gateway/config.ts";
-import { createSessionService } from "./gateway/session-service.ts";
 import { harnessMounts } from "./harness/sandbox-mounts.ts";
 import type { NodeConfig } from "./node-config.ts";
 import { within } from "./pipeline/abortable.ts";
@@ -98,7 +97,6 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     topP: config.sampling.top_p,
   });
   const gateway = createGatewayApp({ config: gatewayConfig, store, backend });
-  const sessions = createSessionService({ app: gateway.app, adminToken: config.admin_token, maxBodyBytes: gatewayConfig.maxBodyBytes });
 
   const runtime = parts.runtime ?? (await openRuntime(config.runtime, { policy, limits }));
   const recovery = await recoverUnfinished(repo, config.node_id, () => runtime.removeLeftovers(config.node_id));
@@ -154,7 +152,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       store: repo,
       pool,
       preparer: runtimePreparer,
-      gateway: new InProcessGatewaySessions({ app: gateway.app, sessions, adminToken: config.admin_token }),
+      gateway: new InProcessGatewaySessions(gateway.sessions),
       runner: parts.runner ?? sandboxHarnessRunner({ defaultModel: config.engine.model }),
       evaluator: parts.evaluator ?? taskEvaluator(pool, (id) => catalog.get(id)),
       ...(evaluability ? { evaluability } : {}),

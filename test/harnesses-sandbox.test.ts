@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import type { Dialect } from "../protocol/calls.ts";
-import { sessionServiceOf, type SessionService } from "../node/gateway/session-service.ts";
+import type { SessionService } from "../node/gateway/session-service.ts";
 import { getHarness, pinnedBinary, type HarnessKind, type PinnedCli } from "../node/harness/index.ts";
 import { harnessMounts } from "../node/harness/sandbox-mounts.ts";
-import { DEFAULT_BRIDGE_PORT, gatewaySocketPath, runInSandbox } from "../node/harness/sandbox-runner.ts";
-import { SANDBOX_RUN_DIR, type Sandbox } from "../node/runtime/types.ts";
+import { DEFAULT_BRIDGE_PORT, gatewaySocketFolder, runInSandbox } from "../node/harness/sandbox-runner.ts";
+import { SANDBOX_GATEWAY_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../node/runtime/types.ts";
 import { ADMIN_TOKEN, startStack, type Stack } from "./helpers/stack.ts";
 import { sandboxRuntimes, straceInSandbox, type RuntimeCase } from "./helpers/sandbox-runtimes.ts";
 
@@ -54,7 +54,7 @@ function connects(straceLog: string): { family: string; address: string; line: s
 
 /** Connects that are neither the bridge's port on loopback nor the gateway socket (nor netlink). */
 function unexpectedConnects(straceLog: string, bridgePort: number): string[] {
-  const gatewaySocket = `${SANDBOX_RUN_DIR}/gateway.sock`;
+  const gatewaySocket = `${SANDBOX_GATEWAY_DIR}/gateway.sock`;
   return connects(straceLog)
     .filter((c) => {
       if (c.family === "AF_NETLINK") return false;
@@ -71,7 +71,7 @@ const timings: Record<string, number> = {};
 
 beforeAll(async () => {
   stack = await startStack({ engine: { script: SCRIPT, model: MODEL, maxModelLen: 40960 } });
-  sessions = sessionServiceOf(stack.gateway);
+  sessions = stack.gateway.sessions;
 }, 120_000);
 afterAll(async () => {
   await Promise.all(sandboxes.map((s) => s.destroy()));
@@ -112,7 +112,7 @@ for (const runtime of await sandboxRuntimes()) {
 
     test("through its socket, a sandboxed program reaches neither the admin API nor another session", async () => {
       const sandbox = await newSandbox(runtime);
-      const session = await sessions.open({ metadata: { test: "refusals" }, socketPath: gatewaySocketPath(sandbox) });
+      const session = await sessions.open({ metadata: { test: "refusals" }, socketFolder: gatewaySocketFolder(sandbox) });
       const other = await sessions.open({ metadata: { test: "other" } });
       const gatewayPort = Number(new URL(stack.gateway.url).port);
       const probe = `
@@ -163,7 +163,7 @@ for (const runtime of await sandboxRuntimes()) {
         async () => {
           expect(missing ? `${c.cli} is not installed` : "installed").toBe("installed");
           const sandbox = await newSandbox(runtime);
-          const session = await sessions.open({ metadata: { harness: c.kind, runtime: runtime.name }, socketPath: gatewaySocketPath(sandbox) });
+          const session = await sessions.open({ metadata: { harness: c.kind, runtime: runtime.name }, socketFolder: gatewaySocketFolder(sandbox) });
           try {
             const result = await runInSandbox({
               sandbox,
@@ -202,7 +202,7 @@ for (const runtime of await sandboxRuntimes()) {
             const log = text(await sandbox.readFile(STRACE_LOG));
             const seen = connects(log);
             expect(seen.some((s) => s.address === `127.0.0.1:${DEFAULT_BRIDGE_PORT}`)).toBe(true);
-            expect(seen.some((s) => s.address === `${SANDBOX_RUN_DIR}/gateway.sock`)).toBe(true);
+            expect(seen.some((s) => s.address === `${SANDBOX_GATEWAY_DIR}/gateway.sock`)).toBe(true);
             expect(unexpectedConnects(log, DEFAULT_BRIDGE_PORT)).toEqual([]);
           } finally {
             await session.close();
@@ -219,7 +219,7 @@ describe("the connect check can fail", () => {
     const log = [
       `1 connect(3, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file or directory)`,
       `1 connect(5, {sa_family=AF_INET, sin_port=htons(${DEFAULT_BRIDGE_PORT}), sin_addr=inet_addr("127.0.0.1")}, 16) = 0`,
-      `2 connect(7, {sa_family=AF_UNIX, sun_path="${SANDBOX_RUN_DIR}/gateway.sock"}, 110) = 0`,
+      `2 connect(7, {sa_family=AF_UNIX, sun_path="${SANDBOX_GATEWAY_DIR}/gateway.sock"}, 110) = 0`,
       `3 connect(8, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("10.0.0.2")}, 16) = -1 ENETUNREACH`,
       `4 connect(9, {sa_family=AF_INET, sin_port=htons(8300), sin_addr=inet_addr("127.0.0.1")}, 16) = -1 ECONNREFUSED`,
       `5 connect(9, {sa_family=AF_UNIX, sun_path="/run/dbus/system_bus_socket"}, 110) = 0`,

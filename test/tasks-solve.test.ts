@@ -15,17 +15,17 @@ import type { Task } from "../protocol/task.ts";
 import { evaluate } from "../node/eval/evaluate.ts";
 import { runtimeSource } from "../node/eval/sandbox-source.ts";
 import { loadTaskFile } from "../lib/task-file.ts";
-import { createSessionService, type SessionService } from "../node/gateway/session-service.ts";
+import type { SessionService } from "../node/gateway/session-service.ts";
 import { getHarness, pinnedBinary, type HarnessKind, type PinnedCli } from "../node/harness/index.ts";
 import { harnessMounts } from "../node/harness/sandbox-mounts.ts";
-import { gatewaySocketPath, runInSandbox } from "../node/harness/sandbox-runner.ts";
+import { gatewaySocketFolder, runInSandbox } from "../node/harness/sandbox-runner.ts";
 import { BOOKWORM, dockerForTests, testNodeId } from "../node/runtime/docker-test-env.ts";
 import { createDockerRuntime } from "../node/runtime/docker.ts";
 import { createProcessRuntime } from "../node/runtime/process.ts";
 import { prepareSandbox } from "../node/runtime/prepare.ts";
 import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "../node/runtime/types.ts";
 import { missingTools } from "./helpers/host-tools.ts";
-import { ADMIN_TOKEN, startStack, type Stack } from "./helpers/stack.ts";
+import { startStack, type Stack } from "./helpers/stack.ts";
 
 const TASK_FILE = join(import.meta.dir, "..", "tasks", "tasks.jsonl");
 const PYTHON_TASK = "py-paginate-last-page";
@@ -60,8 +60,7 @@ function solveSuite(label: string, runtime: SandboxRuntime, harnesses: typeof HA
       tasks = new Map((await loadTaskFile(TASK_FILE)).tasks.map((t) => [t.task_id, t]));
       for (const successProbability of [1, 0]) {
         const stack = await startStack({ engine: { tasks: TASK_FILE, successProbability, model: MODEL, maxModelLen: 40960 } });
-        const sessions = createSessionService({ app: stack.gateway.app, adminToken: ADMIN_TOKEN, maxBodyBytes: stack.gateway.config.maxBodyBytes });
-        policies.set(successProbability, { stack, sessions });
+        policies.set(successProbability, { stack, sessions: stack.gateway.sessions });
       }
     }, 120_000);
 
@@ -93,7 +92,7 @@ function solveSuite(label: string, runtime: SandboxRuntime, harnesses: typeof HA
             const task = tasks.get(taskId)!;
             const { stack, sessions } = policies.get(successProbability)!;
             const sandbox = await agentSandbox(task);
-            const session = await sessions.open({ metadata: { harness: kind, task_id: taskId }, socketPath: gatewaySocketPath(sandbox) });
+            const session = await sessions.open({ metadata: { harness: kind, task_id: taskId }, socketFolder: gatewaySocketFolder(sandbox) });
             try {
               const run = await runInSandbox({
                 sandbox,

@@ -16,7 +16,7 @@ export interface GatewaySession {
   id: string;
   /** The gateway's TCP base URLs and the session token (the harness's API key). */
   endpoint: GatewayEndpoint;
-  /** This session's own unix socket on the host (in the sandbox's run folder), when served. */
+  /** This session's own unix socket on the host (in the sandbox's gateway folder, Sandbox.hostGatewayDir), when served. */
   socketPath?: string;
   /** The same socket as the sandbox sees it. */
   sandboxSocketPath?: string;

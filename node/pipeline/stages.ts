@@ -102,9 +102,9 @@ export async function postrunStage(r: Rollout, spec: RuntimeSpec, deps: StageDep
   };
   const build = async () => {
     const t0 = performance.now();
-    const trajectory = await named("trajectory_build", () => untilAborted(deps.gateway.trajectory(r.session!.id, r.strategy), signal));
+    r.trajectory = await named("trajectory_build", () => untilAborted(deps.gateway.trajectory(r.session!.id, r.strategy), signal));
     r.timing.build_ms = since(t0);
-    return trajectory;
+    return r.trajectory;
   };
   const [ev, trajectory] = await Promise.allSettled([evaluation(), build()]);
   if (signal.aborted) throw signal.reason;

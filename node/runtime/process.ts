@@ -27,6 +27,7 @@ import { packDirectory } from "./tar.ts";
 import { killProcessGroup, spawnCapture, toExecResult, type SpawnCaptureResult } from "./spawn-capture.ts";
 import {
   RuntimeSpec,
+  SANDBOX_GATEWAY_DIR,
   SANDBOX_RUN_DIR,
   type ExecRequest,
   type ExecResult,
@@ -68,6 +69,8 @@ export function defaultProcessRoot(): string {
 class ProcessSandbox implements Sandbox {
   readonly backend = "process" as const;
   readonly hostRunDir: string;
+  /** Beside the sandbox's root, bound read-only at SANDBOX_GATEWAY_DIR: the sandbox cannot plant links in it. */
+  readonly hostGatewayDir: string;
   readonly isolated: boolean;
   private readonly rootDir: string;
   /**
@@ -97,6 +100,7 @@ class ProcessSandbox implements Sandbox {
     this.rootDir = join(dir, "fs");
     this.jobsDir = join(dir, "jobs");
     this.hostRunDir = join(this.rootDir, ...SANDBOX_RUN_DIR.split("/").filter(Boolean));
+    this.hostGatewayDir = join(dir, "gateway");
     this.mappings = [
       { sandbox: "/", host: this.rootDir, writable: true },
       ...mounts.map((m) => ({ sandbox: posix.normalize(m.sandbox), host: m.host, writable: !m.readonly })),
@@ -107,9 +111,10 @@ class ProcessSandbox implements Sandbox {
   async init(nodeId: string): Promise<void> {
     await mkdir(this.rootDir, { mode: 0o755 });
     await mkdir(this.jobsDir, { mode: 0o755 });
+    await mkdir(this.hostGatewayDir, { mode: 0o755 });
     if (this.limiter) this.limitsInForce = await this.limiter.setUp(nodeId, this.id, this.rootDir, this.spec);
     for (const link of systemSymlinks()) await symlink(link.target, join(this.rootDir, link.path));
-    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, JOBS_IN_SANDBOX]) {
+    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, JOBS_IN_SANDBOX, SANDBOX_GATEWAY_DIR]) {
       await mkdirSandbox(resolveSandboxPath(this.mappings, folder));
     }
     if (this.bwrap) this.standby = this.readers(this.bwrap);
@@ -126,7 +131,12 @@ class ProcessSandbox implements Sandbox {
     const limiter = this.limiter;
     const setup: BwrapReaderSetup = {
       bwrap,
-      layout: { rootDir: this.rootDir, mounts: [...this.mounts, { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true }], network: this.spec.network, capAdd: this.spec.cap_add },
+      layout: {
+        rootDir: this.rootDir,
+        mounts: [...this.mounts, { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true }, { host: this.hostGatewayDir, sandbox: SANDBOX_GATEWAY_DIR, readonly: true }],
+        network: this.spec.network,
+        capAdd: this.spec.cap_add,
+      },
       cwd: this.spec.workdir,
       env: this.baseEnv(),
       hostCwd: this.rootDir,
