@@ -79,7 +79,7 @@ function plantedLinks(runtime: RuntimeCase): void {
         instruction: "Write the word hello into out.txt, then say Done.",
         num_samples: 1,
         agent: { harness: "mini" },
-        runtime: { ...runtime.spec, workdir: "/work", prepare: [{ type: "exec", command: plant.command(host), cwd: "/" }] },
+        runtime: { ...runtime.spec, cap_add: [], workdir: "/work", prepare: [{ type: "exec", command: plant.command(host), cwd: "/" }] },
         evaluator: { strategy: "command", config: { sandbox: "agent", command: "cat out.txt", expected_output: "hello" } },
       });
       expect(submitted.status).toBe(200);
