@@ -311,8 +311,13 @@ function renderNodes() {
 
 function renderQueue() {
   const tbody = document.querySelector("#queue-table tbody");
-  tbody.replaceChildren(...Object.entries(state.queue).map(([k, v]) => Object.assign(row([cell(k), cell(String(v), "num")]), { dataset: { state: k } })));
-  for (const tr of tbody.children) tr.dataset.state = tr.firstChild.textContent;
+  tbody.replaceChildren(
+    ...Object.entries(state.queue).map(([k, v]) => {
+      const tr = row([cell(k), cell(String(v), "num")]);
+      tr.dataset.state = k;
+      return tr;
+    }),
+  );
 }
 
 function renderTrainers() {

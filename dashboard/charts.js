@@ -19,11 +19,11 @@ export function quantile(values, q) {
 /** Bucket start (s) of an epoch-ms time. */
 const bucketOf = (ms) => Math.floor(ms / 1000 / BUCKET_SECONDS) * BUCKET_SECONDS;
 
-/** Consecutive buckets from the first to the last time given (empty buckets included). */
+/** Consecutive buckets from the first time given up to now (empty buckets included). */
 function buckets(times) {
   if (times.length === 0) return [];
   const first = bucketOf(Math.min(...times));
-  const last = bucketOf(Math.max(...times));
+  const last = Math.max(bucketOf(Math.max(...times)), bucketOf(Date.now()));
   const out = [];
   for (let t = first; t <= last; t += BUCKET_SECONDS) out.push(t);
   return out.slice(-360);
@@ -77,9 +77,10 @@ function opts(width, series, extra = {}) {
     height: 200,
     series: [{}, ...series.map((s, i) => ({ stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, points: { show: true, size: 4 }, ...s }))],
     axes: [{}, { size: 50 }],
-    scales: { x: { time: true } },
     legend: { live: false },
     ...extra,
+    // A few buckets (or one) still get a sensible time window: half a bucket either side.
+    scales: { ...(extra.scales ?? {}), x: { time: true, range: (_u, min, max) => (min === null || max === null ? [Date.now() / 1000 - 60, Date.now() / 1000] : [min - BUCKET_SECONDS / 2, max + BUCKET_SECONDS / 2]) } },
   };
 }
 
@@ -107,7 +108,7 @@ export class Charts {
       if (!el || typeof uPlot === "undefined") continue;
       const width = Math.max(320, el.clientWidth || 460);
       if (!this.plots[name]) {
-        const extra = name === "throughput" ? { axes: [{}, { size: 50 }, { scale: "tok", side: 1, size: 60, grid: { show: false } }], scales: { x: { time: true }, tok: {} } } : {};
+        const extra = name === "throughput" ? { axes: [{}, { size: 50 }, { scale: "tok", side: 1, size: 60, grid: { show: false } }], scales: { tok: {} } } : {};
         this.plots[name] = new uPlot(opts(width, CHARTS[name](), extra), data, el);
       } else {
         this.plots[name].setData(data);
