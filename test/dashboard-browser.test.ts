@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { DashboardSnapshot, GroupDetail, RolloutDetail } from "../protocol/admin.ts";
 import { waitFor } from "../coordinator/testing/cluster.ts";
+import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 
 // The page's globals, inside page.evaluate / waitForFunction callbacks (they run in the browser).
 declare const document: { getElementById(id: string): { textContent: string | null } | null; querySelectorAll(selector: string): { length: number } };
@@ -26,8 +27,10 @@ if (missing && required) throw new Error(`POLAR_REQUIRE_BROWSER=1: ${missing}`);
 const dir = mkdtempSync(join(tmpdir(), "polar-dash-"));
 let demo: ReturnType<typeof Bun.spawn> | undefined;
 let context: BrowserContext | undefined;
+let nodeStack: NodeStack | undefined;
 afterAll(async () => {
   await context?.close();
+  await nodeStack?.stop();
   if (demo) {
     demo.kill("SIGINT");
     await Promise.race([demo.exited, Bun.sleep(30_000)]);
@@ -58,6 +61,23 @@ async function startDemo(): Promise<{ url: string; token: string }> {
   return { url: url.replace(/\/$/, ""), token };
 }
 
+const BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+async function browserPage(): Promise<{ page: Page; pageErrors: string[] }> {
+  context ??= await chromium.launchPersistentContext(join(dir, "profile"), { executablePath: CHROMIUM, headless: true, viewport: { width: 1440, height: 1800 }, args: BROWSER_ARGS });
+  const page = await context.newPage();
+  const pageErrors: string[] = [];
+  page.on("pageerror", (e) => void pageErrors.push(e.message));
+  return { page, pageErrors };
+}
+
+async function connect(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.fill("#token", token);
+  await page.click("#token-form button[type=submit]");
+  await page.waitForFunction(() => document.getElementById("live")?.textContent === "live", null, { timeout: 30_000 });
+}
+
 const numbers = (page: Page, selector: string) => page.$$eval(selector, (els) => els.map((e) => e.textContent ?? ""));
 
 test.skipIf(missing !== null)(`dashboard in headless chromium against polar demo --cluster${missing ? ` (skipped: ${missing})` : ""}`, async () => {
@@ -68,19 +88,8 @@ test.skipIf(missing !== null)(`dashboard in headless chromium against polar demo
     return res.json();
   };
 
-  context = await chromium.launchPersistentContext(join(dir, "profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1440, height: 1800 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
-  const pageErrors: string[] = [];
-  page.on("pageerror", (e) => void pageErrors.push(e.message));
-  await page.goto(`${url}/`);
-  await page.fill("#token", token);
-  await page.click("#token-form button[type=submit]");
-  await page.waitForFunction(() => document.getElementById("live")?.textContent === "live", null, { timeout: 30_000 });
+  const { page, pageErrors } = await browserPage();
+  await connect(page, url, token);
 
   const snap = DashboardSnapshot.parse(await admin("/v1/admin/dashboard"));
   expect(snap.results.length).toBe(6);
@@ -159,3 +168,27 @@ test.skipIf(missing !== null)(`dashboard in headless chromium against polar demo
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
   expect(existsSync(SCREENSHOT)).toBe(true);
 }, 600_000);
+
+test.skipIf(missing !== null)(`a standalone node's own dashboard in headless chromium${missing ? ` (skipped: ${missing})` : ""}`, async () => {
+  nodeStack = await startNodeStack({ runtime: "process", workers: { init: 2, run: 2, postrun: 1, ready_backlog: 1 }, sampling: { max_tokens_cap: 2048 } });
+  const url = nodeStack.node.url;
+  expect((await submit(url, { task_id: "py-csv-trailing-empty-field", agent: { harness: "mini" }, num_samples: 2 })).status).toBe(200);
+  await pollTask(url, "py-csv-trailing-empty-field");
+  const { page, pageErrors } = await browserPage();
+  await connect(page, url, ADMIN_TOKEN);
+  const snap = DashboardSnapshot.parse(await (await fetch(`${url}/v1/admin/dashboard`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json());
+  expect(snap.results.length).toBe(2);
+  await page.waitForFunction((n) => document.getElementById("kpi-results")?.textContent === String(n), 2);
+  expect(await page.textContent("#service")).toContain(nodeStack.node.config.node_id);
+  const cells = await numbers(page, `#nodes-table tr[data-node-id="${nodeStack.node.config.node_id}"] td`);
+  expect(cells[1]).toBe("standalone");
+  expect(cells[2]).toBe(`0 / ${snap.nodes[0]!.slots}`);
+  // Its task is the group: open it, then a rollout's conversation and tokens.
+  await page.click('#groups-table tr[data-group-id="py-csv-trailing-empty-field"]');
+  await page.waitForFunction(() => document.querySelectorAll("#dd-rollouts tbody tr").length === 2);
+  await page.click("#dd-rollouts tbody tr");
+  await page.waitForSelector("#dd-tokens .trace");
+  expect(await page.$$eval("#dd-messages .msg", (els) => els.length)).toBeGreaterThan(1);
+  expect(await page.$$eval('#dd-tokens .tok[data-mask="1"]', (els) => els.length)).toBeGreaterThan(0);
+  expect(pageErrors).toEqual([]);
+}, 300_000);
