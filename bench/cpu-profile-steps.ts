@@ -35,7 +35,7 @@ const STEPS: Step[] = [
   { name: "engine body + answer to pivot (vllm backend)", inside: /backends\/vllm\.ts complete|openai-chat\.ts/ },
   // libsql runs after an await (its connection pool), so its frames are not under calls-repo's.
   { name: "store: SQLite (libsql: prepare, bind, run, commit)", inside: /lib-esm\/sqlite3\.js|libsql\/index\.js/ },
-  { name: "store: shared prefix with recent calls", inside: /calls-repo\.ts (longestBase|concatPrefixLength|commonPrefixLength|sameJson)|same-json\.ts|token-codec\.ts (commonPrefixLength|concatPrefixLength)/ },
+  { name: "store: shared prefix with recent calls", inside: /recent-calls\.ts|same-json\.ts|token-codec\.ts concatPrefixLength/ },
   { name: "store: row building, encoding, drizzle mapping", inside: /calls-repo\.ts|token-codec\.ts|drizzle-orm\// },
   { name: "request body: JSON.parse", inside: /json-body\.ts readJson/, leaf: /^parse$/ },
   { name: "request body: read text", inside: /json-body\.ts readJson/ },

@@ -4,21 +4,24 @@
 // fake vLLM engine that answers at once with token ids, so nothing but the gateway is measured.
 //
 //   bun bench/gateway-cpu.ts [--calls-per-session 20] [--sessions 32] [--rounds 3] [--stream] [--profile DIR]
-//                            [--only 100kb|1kb] [--baseline CHECKOUT]
+//                            [--only 100kb|1kb] [--baseline CHECKOUT] [--variant NAME:SETTING,…]…
 //
 // Each round measures, for a coding-agent request of ~100 KB (growing by a tool turn a call) and of ~1 KB: the gateway, and a bare
 // Bun pass-through (forwards the body to the engine and its answer back: the floor of any proxy).
 // Within a round all of them are loaded at the same time, so they see the same machine load.
 // `--profile DIR` starts the gateway under `bun --cpu-prof` (profile written to DIR on exit).
 // `--baseline CHECKOUT` also runs the gateway of another checkout (e.g. `git archive <commit>`
-// unpacked, with node_modules linked) in the same rounds, so a change is compared on equal load.
+// unpacked, with node_modules linked) in the same rounds, so a change is compared on equal load;
+// each `--variant` (bench/gateway-targets.ts) runs one more gateway with other settings. Every
+// gateway's RSS is sampled every 100 ms: its peak is printed per case and over the run.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { agentBody } from "./agent-body.ts";
 import { OUTPUT_TOKENS, vllmAnswer } from "./fake-vllm-answer.ts";
-import { CLOCK_TICKS_PER_SECOND, cpuSeconds, freePort, waitHealthy } from "./process-helpers.ts";
+import { gatewayTargets, targetEnv, type GatewayTarget } from "./gateway-targets.ts";
+import { CLOCK_TICKS_PER_SECOND, cpuSeconds, freePort, rssBytes, waitHealthy } from "./process-helpers.ts";
 
 const { values } = parseArgs({
   options: {
@@ -29,6 +32,7 @@ const { values } = parseArgs({
     profile: { type: "string" },
     only: { type: "string" },
     baseline: { type: "string" },
+    variant: { type: "string", multiple: true },
     "passthrough-to": { type: "string" },
     port: { type: "string" },
   },
@@ -112,16 +116,17 @@ interface Target {
   url: string;
   /** One API key per session (the pass-through ignores them). */
   keys: string[];
+  /** Highest RSS sampled (bytes): over the run, and during the current case. */
+  peakRss: number;
+  casePeakRss: number;
 }
 
-/** A gateway from the checkout at `cwd`, on its own SQLite file, with `sessions` open sessions. */
-async function startGateway(name: string, cwd: string, engineUrl: string, dir: string, profile: string[]): Promise<Omit<Target, "keys">> {
+/** A gateway of `target` (a checkout, its environment and flags), on its own SQLite file. */
+async function startGateway(target: GatewayTarget, engineUrl: string, dir: string, profile: string[]): Promise<Omit<Target, "keys">> {
   const port = await freePort();
-  const args = ["bin/polar.ts", "gateway", "--port", String(port), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, `${name}.db`), "--admin-token", ADMIN, "--retries", "0"];
-  // Profiled, `polar gateway` does not re-execute itself with its allocator setting (lib/allocator-options.ts): given here.
-  const env = profile.length > 0 ? { ...process.env, MIMALLOC_PURGE_DELAY: "-1" } : process.env;
-  const child = Bun.spawn(["bun", ...profile, ...args], { cwd, env, stderr: "inherit", stdout: "ignore" });
-  return { name, child, url: `http://127.0.0.1:${port}` };
+  const args = ["bin/polar.ts", "gateway", "--port", String(port), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, `${target.name}.db`), "--admin-token", ADMIN, "--retries", "0", ...target.args];
+  const child = Bun.spawn(["bun", ...profile, ...args], { cwd: target.cwd, env: targetEnv(target), stderr: "inherit", stdout: "ignore" });
+  return { name: target.name, child, url: `http://127.0.0.1:${port}`, peakRss: 0, casePeakRss: 0 };
 }
 
 async function openSessions(gatewayUrl: string, n: number): Promise<string[]> {
@@ -141,14 +146,31 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "polar-bench-cpu-"));
   const engine = startFakeEngine();
   const profile = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${values.profile}`] : [];
-  const started: Array<Omit<Target, "keys">> = [await startGateway("gateway", ROOT, engine.url, dir, profile)];
-  if (values.baseline) started.push(await startGateway("baseline", values.baseline, engine.url, dir, []));
+  const started: Array<Omit<Target, "keys">> = [];
+  for (const [i, target] of gatewayTargets({ baseline: values.baseline, variant: values.variant }, ROOT).entries()) {
+    // Profiled, `polar gateway` does not re-execute itself with its allocator setting (lib/allocator-options.ts): given here.
+    const profiled = i === 0 && profile.length > 0 ? { ...target, env: { MIMALLOC_PURGE_DELAY: "-1", ...target.env } } : target;
+    started.push(await startGateway(profiled, engine.url, dir, i === 0 ? profile : []));
+  }
   const proxyPort = await freePort();
   started.push({
     name: "pass-through",
     child: Bun.spawn(["bun", import.meta.path, "--passthrough-to", engine.url, "--port", String(proxyPort)], { stderr: "inherit", stdout: "ignore" }),
     url: `http://127.0.0.1:${proxyPort}`,
+    peakRss: 0,
+    casePeakRss: 0,
   });
+  const sampler = setInterval(() => {
+    for (const t of started) {
+      try {
+        const rss = rssBytes(t.child.pid);
+        t.peakRss = Math.max(t.peakRss, rss);
+        t.casePeakRss = Math.max(t.casePeakRss, rss);
+      } catch {
+        // not started yet, or gone
+      }
+    }
+  }, 100);
   try {
     const targets: Target[] = [];
     for (const t of started) {
@@ -168,11 +190,14 @@ async function main(): Promise<void> {
     // Warm every process (JIT, SQLite pages, the engine's cached answers).
     for (const c of cases) for (const t of targets) await cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payloads.slice(0, 3));
     const results = cases.map(() => targets.map(() => [] as number[]));
+    const casePeaks = cases.map(() => targets.map(() => 0));
     for (let r = 0; r < rounds; r++) {
       for (const [i, c] of cases.entries()) {
+        for (const t of started) t.casePeakRss = 0;
         // All targets under load at once: each sees the same machine (other helpers' load varies by the second).
         const perCall = await Promise.all(targets.map((t) => cpuPerCall(t.child.pid, `${t.url}/v1/chat/completions`, t.keys, c.payloads)));
         for (const [j, ms] of perCall.entries()) results[i]![j]!.push(ms);
+        for (const [j, t] of targets.entries()) casePeaks[i]![j] = Math.max(casePeaks[i]![j]!, (started.find((s) => s.name === t.name) ?? t).casePeakRss);
       }
     }
     console.log(
@@ -186,9 +211,15 @@ async function main(): Promise<void> {
       const [first, last] = [c.payloads[0]!.length, c.payloads.at(-1)!.length];
       console.log(`| ${c.label} (${first} → ${last} B) | ${Math.round(first / 4)} → ${Math.round(last / 4)} | ${sessionCount * c.payloads.length} | ${cells.join(" | ")} |`);
     }
+    console.log("peak RSS MiB while each case ran (all rounds), and over the whole run (warm-up and session set-up included):");
+    console.log(`| | ${targets.map((t) => t.name).join(" | ")} |`);
+    console.log(`|---|${targets.map(() => "---:|").join("")}`);
+    for (const [i, c] of cases.entries()) console.log(`| ${c.label} | ${casePeaks[i]!.map((b) => (b / 1048576).toFixed(0)).join(" | ")} |`);
+    console.log(`| whole run | ${targets.map((t) => ((started.find((s) => s.name === t.name)?.peakRss ?? 0) / 1048576).toFixed(0)).join(" | ")} |`);
     const gatewayThreads = [...cpuByThread(targets[0]!.child.pid)].sort((a, b) => b[1] - a[1]).filter(([, sec]) => sec >= 0.05);
     console.log(`gateway CPU by thread over the whole run (s): ${gatewayThreads.map(([name, sec]) => `${name} ${sec.toFixed(2)}`).join(", ")}`);
   } finally {
+    clearInterval(sampler);
     for (const t of started) t.child.kill("SIGTERM");
     await Promise.all(started.map((t) => t.child.exited));
     engine.stop();

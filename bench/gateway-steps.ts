@@ -80,7 +80,7 @@ async function main(): Promise<void> {
       const result = await repeat.complete({ request, sessionId: "s", signal });
       add("response: render + JSON.stringify", await cpuMs(() => JSON.stringify(chatDialect.renderResponse(result.response, request))));
       const { row } = await new SessionsRepo(store.db).create({});
-      const calls = new CallsRepo(store.db, undefined, store.writer);
+      const calls = new CallsRepo(store.db);
       let seq = 0;
       const recorded = (): RecordedCall => ({
         session_id: row.id,

@@ -43,7 +43,7 @@ try {
 
   const store = await openNodeStore(stack.dbPath);
   const bytes = await new CallsRepo(store.db).storedBytes(session.id);
-  await store.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+  store.db.$client.run("PRAGMA wal_checkpoint(TRUNCATE)");
   store.close();
   const promptTokens = calls.reduce((n, c) => n + c.prompt_ids!.length, 0);
   const outputTokens = calls.reduce((n, c) => n + c.output_ids!.length, 0);

@@ -3,6 +3,7 @@
 // its flags and help.
 import { z } from "zod";
 import { reexecWithAllocatorOptions } from "../lib/allocator-options.ts";
+import { paceFullCollections } from "../lib/gc-pacing.ts";
 import { UsageError } from "../lib/cli-args.ts";
 import { TaskFileError } from "../lib/task-file.ts";
 import { PolarError } from "../protocol/errors.ts";
@@ -23,12 +24,18 @@ function usage(): string {
   return `usage: polar <command> [flags]\n\nCommands:\n${rows.join("\n")}\n\nRun 'polar <command> --help' for a command's flags.`;
 }
 
-/** Commands that carry the gateway: they run with the allocator kept from returning pages (lib/allocator-options.ts). */
+/**
+ * Commands that carry the gateway: they run with the allocator kept from returning pages
+ * (lib/allocator-options.ts) and full collections paced to bound what that keeps (lib/gc-pacing.ts).
+ */
 const GATEWAY_COMMANDS = new Set(["gateway", "node", "gym"]);
 
 async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
-  if (name && GATEWAY_COMMANDS.has(name)) reexecWithAllocatorOptions();
+  if (name && GATEWAY_COMMANDS.has(name)) {
+    reexecWithAllocatorOptions();
+    paceFullCollections();
+  }
   if (!name || name === "--help" || name === "-h" || name === "help") {
     console.log(usage());
     return;

@@ -31,7 +31,7 @@ export function createCoordinatorApp(deps: { coordinator: Coordinator; config: C
   app.route("/metrics", metricsRoutes(deps.observability.metrics));
   app.route("/events", eventsRoutes(deps.observability.feed, (headers) => tokenMatches(presentedToken(headers), config.adminToken)));
   app.route("/", rolloutApiRoutes(coordinator, deps.tasks, deps.callbacks, config.callbackOnCancel));
-  app.route("/v1/admin", adminRoutes(coordinator, config.adminToken, deps.observability.operator));
+  app.route("/v1/admin", adminRoutes(coordinator, config.adminToken, deps.tasks, deps.observability.operator));
   app.notFound((c) => {
     const { body, status } = adminErrorResponse(new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`));
     return c.json(body, status as 404);

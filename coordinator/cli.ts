@@ -1,7 +1,7 @@
 // Why: `polar coordinator` — turns flags and environment into a validated coordinator config,
 // starts it, and stops cleanly on SIGINT/SIGTERM.
 import { randomBytes } from "node:crypto";
-import { type FlagSpecs, intFlag, oneOf, parseFlags, stringFlag } from "../lib/cli-args.ts";
+import { type FlagSpecs, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../lib/cli-args.ts";
 import { CoordinatorConfig, STALE_ACTIONS } from "./config.ts";
 import { startCoordinator } from "./server.ts";
 
@@ -22,6 +22,7 @@ const FLAGS: FlagSpecs = {
   "max-staleness": { type: "string", help: "policy versions a rollout may lag behind (unset: no limit)" },
   "stale-action": { type: "string", help: `what happens to a too-stale rollout: ${STALE_ACTIONS.join(" | ")}`, default: DEFAULTS.staleAction },
   "retention-ms": { type: "string", help: "how long acknowledged results are kept", default: String(DEFAULTS.retentionMs) },
+  "pass-rate-half-life": { type: "string", help: "half-life, in completed groups of a task, of its pass-rate estimate", default: String(DEFAULTS.passRateHalfLifeGroups) },
 };
 
 function token(flag: string | undefined, env: string, who: string): string {
@@ -50,6 +51,7 @@ export async function runCoordinatorCli(argv: string[]): Promise<void> {
     maxStaleness: intFlag(flags, "max-staleness"),
     staleAction: oneOf(flags, "stale-action", STALE_ACTIONS),
     retentionMs: intFlag(flags, "retention-ms"),
+    passRateHalfLifeGroups: numberFlag(flags, "pass-rate-half-life"),
   });
   // One machine-readable line, so scripts and tests can find the port.
   console.log(JSON.stringify({ event: "listening", url: running.url, db: running.config.db }));

@@ -38,6 +38,8 @@ export const CoordinatorConfig = z
     resultCacheBytes: z.number().int().nonnegative().default(64 * 1024 * 1024),
     /** JSONL task file trainers and rollout API requests may name tasks from. */
     tasks: z.string().optional(),
+    /** Half-life, in completed groups of a task, of its pass-rate estimate (coordinator/task-stats.ts). */
+    passRateHalfLifeGroups: z.number().positive().max(1_000_000).default(4),
     /** Also POST a rollout-API task's TaskResult to its callback_url when it was cancelled (Polar posts nothing then). */
     callbackOnCancel: z.boolean().default(false),
   })

@@ -3,11 +3,10 @@
 // — and exposes each decision as a method, delegating to the part that makes it (dispatch,
 // outcomes, node presence, restore). Every change someone will be told about is written to the
 // store first, through one ordered write chain, and announced on the typed event bus.
-import { randomBytes } from "node:crypto";
 import { EventBus, type ListenerErrorSink } from "../lib/events.ts";
+import { TaskCatalog } from "../lib/task-catalog.ts";
 import { PolarError } from "../protocol/errors.ts";
 import type { GatewayLatency, NodeHello, ReportedResult, StageLoad } from "../protocol/node-link.ts";
-import type { TaskRequest } from "../protocol/rollout.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import type { CoordinatorConfig } from "./config.ts";
 import type { CoordinatorCore } from "./core.ts";
@@ -15,7 +14,8 @@ import { countEvents, type CoordinatorCounters } from "./counters.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import type { CoordinatorEvents } from "./events.ts";
 import { GroupCommit } from "./group-commit.ts";
-import type { GroupState } from "./groups.ts";
+import { admitGroup, planGroup, type GroupState, type NewGroup } from "./groups.ts";
+import { newId } from "./ids.ts";
 import { leastLoadedWarmFirst } from "./least-loaded-policy.ts";
 import { NodePresence } from "./node-presence.ts";
 import { NodeBook, slots, type NodePeer, type NodeState } from "./node-states.ts";
@@ -25,10 +25,11 @@ import type { RolloutQueue } from "./queue.ts";
 import { restoreFromStore } from "./restore.ts";
 import { RolloutBook, type LiveRollout } from "./rollout-states.ts";
 import type { SchedulingPolicy } from "./scheduling.ts";
-import type { CoordinatorRepo, NewRollout } from "./store/repo.ts";
+import type { CoordinatorRepo } from "./store/repo.ts";
+import { TaskStatsBook } from "./task-stats.ts";
 import { ResultCache } from "./trainer-streams.ts";
 
-export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`;
+export { newId } from "./ids.ts";
 
 /** The rollout API routes' listener (kept as it was; new code listens on `events`). */
 export interface GroupListener {
@@ -40,6 +41,8 @@ export interface CoordinatorOptions {
   policy?: SchedulingPolicy;
   /** Where a throwing event listener is reported (default: a JSON line on stderr). */
   onListenerError?: ListenerErrorSink;
+  /** The task file trainers name tasks from (a `next_task` replacement resolves its ids here). */
+  tasks?: TaskCatalog;
 }
 
 export class Coordinator {
@@ -48,6 +51,8 @@ export class Coordinator {
   readonly counters: Readonly<CoordinatorCounters>;
   /** Fresh results for trainer streams, within a byte budget. */
   readonly cache: ResultCache;
+  /** Per-task pass-rate estimates (read-only outside the coordinator's decisions). */
+  readonly taskStats: TaskStatsBook;
   private readonly rolloutBook: RolloutBook;
   private readonly nodeBook: NodeBook;
   private readonly running = new Map<string, GroupState>();
@@ -72,6 +77,7 @@ export class Coordinator {
     this.events = new EventBus<CoordinatorEvents>(options.onListenerError);
     this.counters = countEvents(this.events);
     this.cache = new ResultCache(config.resultCacheBytes);
+    this.taskStats = new TaskStatsBook(config.passRateHalfLifeGroups);
     this.nodeBook = new NodeBook(this.events, config.nodeGraceMs, (node) => void this.presence.graceExpired(node), this.now);
     this.rolloutBook = new RolloutBook(this.events, (id) => this.nodeBook.get(id), this.now);
     this.core = {
@@ -86,6 +92,9 @@ export class Coordinator {
       policyVersion: () => this.version,
       isPaused: () => this.paused,
       scheduleDispatch: () => this.dispatcher.schedule(),
+      tasks: options.tasks ?? TaskCatalog.empty(),
+      taskStats: this.taskStats,
+      mint: { id: newId, seq: () => ++this.seq },
     };
     this.dispatcher = new Dispatcher(this.core, options.policy ?? leastLoadedWarmFirst);
     this.outcomes = new Outcomes(this.core, (group) => {
@@ -140,41 +149,19 @@ export class Coordinator {
   async restore(): Promise<void> {
     this.version = Number((await this.repo.getMeta("policy_version")) ?? 0);
     this.seq = await this.repo.maxSeq();
+    this.taskStats.load(await this.repo.loadTaskStats());
     await restoreFromStore(this.core, this.outcomes);
   }
 
   // ---- groups -----------------------------------------------------------------------------------
 
   /** Accepts a group: stored with its rollouts before anyone hears of it, then queued. */
-  async submitGroup(args: {
-    trainerId: string | null;
-    taskId: string;
-    request: TaskRequest;
-    n: number;
-    earlyStopMinUsable: number | null;
-    advantages: GroupState["advantages"];
-    callbackUrl: string | null;
-  }): Promise<GroupState> {
-    const groupId = newId("grp");
+  async submitGroup(args: Omit<NewGroup, "chain">): Promise<GroupState> {
     const now = this.now();
-    const image = args.request.runtime?.image ?? "default";
-    const priority = args.request.dispatch_priority;
-    const rows: NewRollout[] = [];
-    for (let idx = 0; idx < args.n; idx++) rows.push({ id: newId("ro"), groupId, idx, seq: ++this.seq, state: "queued", priority, image, attempt: 0, createdAt: now });
-    const group: GroupState = { id: groupId, ...args, members: rows.map((r) => r.id), outcomes: new Map(), stopping: false, cancelled: false };
-    await this.persist(() =>
-      this.repo.insertGroup(
-        { id: groupId, trainerId: args.trainerId, taskId: args.taskId, request: args.request as Record<string, unknown>, n: args.n, earlyStopMinUsable: args.earlyStopMinUsable, advantages: args.advantages, callbackUrl: args.callbackUrl, state: "running", createdAt: now },
-        rows,
-      ),
-    );
-    this.running.set(groupId, group);
-    this.events.emit("group.created", { group_id: groupId, task_id: args.taskId, trainer_id: args.trainerId, n: args.n, priority, image, rollout_ids: group.members, at: now });
-    for (const row of rows) {
-      this.rolloutBook.add({ id: row.id, groupId, idx: row.idx, image, priority, seq: row.seq!, state: "queued", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null, since: now }, "submitted");
-    }
-    this.dispatcher.schedule();
-    return group;
+    const planned = planGroup(args, this.core.mint, now);
+    await this.persist(() => this.repo.insertGroup(planned.row, planned.rollouts, planned.sampling));
+    admitGroup(this.core, planned, now);
+    return planned.state;
   }
 
   /** Cancels every unfinished member; the group ends `cancelled`. */

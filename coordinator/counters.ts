@@ -11,6 +11,10 @@ export interface CoordinatorCounters {
   results_streamed_bytes: number;
   requeued: number;
   nodes_lost: number;
+  /** Completed groups without reward spread, fresh groups started in place of flat ones, flat ones whose replacements ran out. */
+  groups_flat: number;
+  groups_replaced: number;
+  replacements_exhausted: number;
   /** Stage durations summed from results' timings (ms) and their count. */
   stage_ms: Record<string, { sum: number; count: number }>;
 }
@@ -20,10 +24,13 @@ const STAGE_TIMINGS = ["init_ms", "ready_queue_ms", "run_ms", "postrun_queue_ms"
 
 /** Counters kept up to date by listeners on `events`. */
 export function countEvents(events: EventBus<CoordinatorEvents>): CoordinatorCounters {
-  const k: CoordinatorCounters = { dispatched: 0, results_accepted: 0, results_late_dropped: 0, results_streamed: 0, results_streamed_bytes: 0, requeued: 0, nodes_lost: 0, stage_ms: {} };
+  const k: CoordinatorCounters = { dispatched: 0, results_accepted: 0, results_late_dropped: 0, results_streamed: 0, results_streamed_bytes: 0, requeued: 0, nodes_lost: 0, groups_flat: 0, groups_replaced: 0, replacements_exhausted: 0, stage_ms: {} };
   events.on("rollout.dispatched", () => void k.dispatched++);
   events.on("rollout.requeued", (e) => void (k.requeued += e.rollout_ids.length));
   events.on("node.lost", () => void k.nodes_lost++);
+  events.on("group.flat", () => void k.groups_flat++);
+  events.on("group.replaced", () => void k.groups_replaced++);
+  events.on("group.replacements_exhausted", () => void k.replacements_exhausted++);
   events.on("result.dropped", () => void k.results_late_dropped++);
   events.on("result.delivered", (e) => {
     k.results_streamed++;

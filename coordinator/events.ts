@@ -7,6 +7,7 @@
 // session.state_changed ← rollout.state_changed.
 import type { ResultFacts } from "../lib/result-facts.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import type { ExhaustedReason } from "./dynamic-sampling.ts";
 import type { GatewayLatency, StageCapacity, StageLoad } from "../protocol/node-link.ts";
 import type { NodeStateName } from "./node-states.ts";
 import type { RolloutStateName } from "./rollout-states.ts";
@@ -20,6 +21,14 @@ export interface CoordinatorEvents {
   "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: "completed" | "cancelled"; n: number; usable: number; callback_url: string | null; at: number };
   /** An operator deleted a group and everything of it. */
   "group.deleted": { group_id: string; at: number };
+  /** A completed group's reward std was at or below its `min_reward_std` (0 unless the submit set one): no GRPO signal. */
+  "group.flat": { group_id: string; task_id: string; trainer_id: string | null; reward_std: number; min_reward_std: number; replacement_index: number; at: number };
+  /** A fresh group was started in place of a flat one (`replace_flat`); `replacement_index` is the new group's place in its chain. */
+  "group.replaced": { group_id: string; replacement_group_id: string; task_id: string; trainer_id: string | null; replacement_index: number; at: number };
+  /** A flat group asked for a replacement and got none: the chain's bound was reached or no task was left. */
+  "group.replacements_exhausted": { group_id: string; task_id: string; trainer_id: string | null; root_group_id: string; replacement_index: number; max_replacements: number; reason: ExhaustedReason; at: number };
+  /** A completed group moved its task's pass-rate estimate (coordinator/task-stats.ts). */
+  "task.stats_updated": { task_id: string; pass_rate: number; mean_reward: number; weight: number; groups: number; at: number };
 
   /** A rollout moved between states (from null: it entered the book — submitted, or reloaded after a restart). */
   "rollout.state_changed": {

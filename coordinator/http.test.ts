@@ -28,12 +28,14 @@ describe("coordinator HTTP", () => {
         return new Response("ok");
       },
     });
-    // Runs long enough that the duplicate below finds the task still running.
-    await cluster.node("a", { runMs: () => 300 });
+    // Rollouts are held until the duplicate is refused: a 5 ms rollout could finish the task first.
+    const node = await cluster.node("a", { runMs: () => null });
     const res = await submit(cluster, { ...TASK, task_id: "api-1", num_samples: 3, agent: AGENT, callback_url: `http://127.0.0.1:${listener.port}/cb`, metadata: { group_id: "g7", policy_version: 2 } });
     expect(await res.json()).toEqual({ task_id: "api-1", status: "running" });
     const dup = await submit(cluster, { ...TASK, task_id: "api-1", agent: AGENT });
     expect(dup.status).toBe(409);
+    let finished = 0;
+    await waitFor(() => (finished += node.finishHeld()) === 3, "3 rollouts assigned and finished");
     let status: { status: string; total_sessions: number; completed_sessions: number; results: { status: string; metadata: Record<string, unknown> }[] } | undefined;
     await waitFor(async () => {
       status = (await (await fetch(`${cluster!.coordinator.url}/rollout/task/api-1`)).json()) as typeof status;

@@ -43,6 +43,11 @@ export function coordinatorMetrics(coordinator: Coordinator, sources: Coordinato
   const groupsRunning = r.gauge("polar_groups_running", "Groups with unfinished rollouts.").collect((set) => set({}, coordinator.groups.size));
   const groupsCreated = r.counter("polar_groups_created_total", "Groups accepted.");
   const groupsFinished = r.counter("polar_groups_finished_total", "Groups whose every rollout has a result, by status.", ["status"]);
+  const groupsFlat = r.counter("polar_groups_flat_total", "Completed groups whose reward std was at or below their min_reward_std.");
+  const groupsReplaced = r.counter("polar_groups_replaced_total", "Fresh groups started in place of flat ones.");
+  const replacementsExhausted = r.counter("polar_group_replacements_exhausted_total", "Flat groups that asked for a replacement and got none.");
+  // Listed even at 0: an operator's alert on them needs the series to exist.
+  for (const c of [groupsFlat, groupsReplaced, replacementsExhausted]) c.inc({}, 0);
   const stage = r.histogram("polar_rollout_stage_duration_seconds", "Stage durations of finished rollouts: queue (coordinator) and the node's stages.", ["stage"], DURATION_BUCKETS_SECONDS);
   const dispatched = r.counter("polar_dispatched_total", "Assignments sent to nodes.");
   const requeued = r.counter("polar_requeued_total", "Rollouts put back in the queue, by cause.", ["cause"]);
@@ -139,6 +144,9 @@ export function coordinatorMetrics(coordinator: Coordinator, sources: Coordinato
   });
   ev.on("group.created", () => groupsCreated.inc());
   ev.on("group.finished", (e) => groupsFinished.inc({ status: e.status }));
+  ev.on("group.flat", () => groupsFlat.inc());
+  ev.on("group.replaced", () => groupsReplaced.inc());
+  ev.on("group.replacements_exhausted", () => replacementsExhausted.inc());
   ev.on("result.dropped", () => dropped.inc());
   ev.on("result.accepted", (e) => {
     accepted.inc({ status: e.status });

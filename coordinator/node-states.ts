@@ -61,6 +61,8 @@ export type NodeMove = { to: "connected"; peer: NodePeer; cause: string } | { to
 
 export class NodeBook {
   private readonly nodes = new Map<string, NodeState>();
+  /** Shut down: sockets closing after `stop` start no grace (it would fire on a closed store). */
+  private stopped = false;
 
   constructor(
     private readonly events: EventBus<CoordinatorEvents>,
@@ -107,7 +109,7 @@ export class NodeBook {
     }
     if (move.to === "draining") return;
     node.peer = null;
-    if (move.to === "disconnected") node.graceTimer = setTimeout(() => node.state === "disconnected" && this.onGraceExpired(node), this.graceMs);
+    if (move.to === "disconnected" && !this.stopped) node.graceTimer = setTimeout(() => node.state === "disconnected" && this.onGraceExpired(node), this.graceMs);
   }
 
   /** What the node said of itself in its hello. */
@@ -135,6 +137,7 @@ export class NodeBook {
 
   /** Clears every timer (shutdown). */
   stop(): void {
+    this.stopped = true;
     for (const node of this.nodes.values()) if (node.graceTimer) clearTimeout(node.graceTimer);
   }
 }

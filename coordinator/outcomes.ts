@@ -1,15 +1,18 @@
 // Why: how rollouts end and groups complete — a node's result accepted only for the current
 // attempt, a synthetic result for cancellations and spent attempts, early stop once enough are
-// usable, and a group's completion once every member has exactly one result — decided here and
-// stored (group-committed) before anyone is told.
+// usable, and a group's completion once every member has exactly one result — judged flat or not,
+// replaced when its submit asked, counted in its task's pass rate — decided here and stored
+// (group-committed) before anyone is told.
 import { resultFacts } from "../lib/result-facts.ts";
 import type { ReportedResult } from "../protocol/node-link.ts";
 import type { CoordinatorCore } from "./core.ts";
 import { GroupCommit } from "./group-commit.ts";
-import { isComplete, usableCount, type GroupState } from "./groups.ts";
+import { groupRewards, judgeGroup, planReplacement, type ExhaustedReason, type Judgement } from "./dynamic-sampling.ts";
+import { admitGroup, isComplete, planGroup, usableCount, type GroupState, type PlannedGroup } from "./groups.ts";
 import { isUsable, resultTiming, sessionReward, streamedResult, syntheticErrorResult } from "./results.ts";
 import type { LiveRollout, TerminalRolloutState } from "./rollout-states.ts";
 import type { StoredResult } from "./store/repo.ts";
+import { passRate } from "./task-stats.ts";
 
 export class Outcomes {
   private readonly results: GroupCommit<StoredResult>;
@@ -73,9 +76,64 @@ export class Outcomes {
     if (!isComplete(group) || !c.groups.has(group.id)) return;
     c.groups.delete(group.id);
     const status = group.cancelled ? "cancelled" : "completed";
-    await c.persist(() => c.repo.setGroupState(group.id, status, c.now()));
-    c.events.emit("group.finished", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, status, n: group.n, usable: usableCount(group), callback_url: group.callbackUrl, at: c.now() });
+    const now = c.now();
+    const judged = judgeGroup(group, status);
+    const plan = judged.flat ? planReplacement(group, (id) => c.tasks.get(id)) : null;
+    const replacement = plan?.kind === "replace" ? this.replacementFor(group, plan.taskId, plan.request, now) : null;
+    const scored = status === "completed" ? groupRewards(group).filter((r): r is number => r !== null) : [];
+    const stats = c.taskStats.record(group.taskId, scored, judged.flat, now);
+    await c.persist(() =>
+      c.repo.completeGroup(
+        {
+          groupId: group.id,
+          state: status,
+          rewardStd: judged.rewardStd,
+          flat: judged.flat,
+          replacedBy: replacement?.state.id ?? null,
+          replacementExhausted: plan?.kind === "exhausted" ? plan.reason : null,
+          taskStats: stats,
+          replacement: replacement && { group: replacement.row, members: replacement.rollouts, sampling: replacement.sampling },
+        },
+        now,
+      ),
+    );
+    if (replacement) admitGroup(c, replacement, now);
+    this.announceSampling(group, judged, replacement, plan?.kind === "exhausted" ? plan.reason : null, now);
+    if (stats) c.events.emit("task.stats_updated", { task_id: stats.taskId, pass_rate: passRate(stats), mean_reward: stats.rewardSum / stats.weight, weight: stats.weight, groups: stats.groups, at: now });
+    c.events.emit("group.finished", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, status, n: group.n, usable: usableCount(group), callback_url: group.callbackUrl, at: now });
     this.onGroupFinished(group);
+  }
+
+  /** The fresh group a flat one is replaced by: its submit's settings, the next link of its chain. */
+  private replacementFor(flat: GroupState, taskId: string, request: GroupState["request"], now: number): PlannedGroup {
+    const s = flat.sampling;
+    return planGroup(
+      {
+        trainerId: flat.trainerId,
+        taskId,
+        request,
+        n: flat.n,
+        earlyStopMinUsable: flat.earlyStopMinUsable,
+        advantages: flat.advantages,
+        callbackUrl: flat.callbackUrl,
+        sampling: { minRewardStd: s.minRewardStd, replaceFlat: s.replaceFlat, overlay: s.overlay },
+        chain: { rootGroupId: s.rootGroupId, replaces: flat.id, replacementIndex: s.replacementIndex + 1 },
+      },
+      this.core.mint,
+      now,
+    );
+  }
+
+  private announceSampling(group: GroupState, judged: Judgement, replacement: PlannedGroup | null, exhausted: ExhaustedReason | null, now: number): void {
+    const c = this.core;
+    if (!judged.flat) return;
+    const index = group.sampling.replacementIndex;
+    c.events.emit("group.flat", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, reward_std: judged.rewardStd!, min_reward_std: judged.threshold, replacement_index: index, at: now });
+    if (replacement) {
+      c.events.emit("group.replaced", { group_id: group.id, replacement_group_id: replacement.state.id, task_id: replacement.state.taskId, trainer_id: group.trainerId, replacement_index: index + 1, at: now });
+    } else if (exhausted) {
+      c.events.emit("group.replacements_exhausted", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, root_group_id: group.sampling.rootGroupId, replacement_index: index, max_replacements: group.sampling.replaceFlat!.max_replacements, reason: exhausted, at: now });
+    }
   }
 
   /** Cancels every unfinished member: queued ones at once, running ones on their node too. */

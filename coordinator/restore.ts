@@ -9,12 +9,14 @@ import type { Outcomes } from "./outcomes.ts";
 /** Reloads groups and rollouts (the policy version is read first, by the caller). */
 export async function restoreFromStore(c: CoordinatorCore, outcomes: Outcomes): Promise<void> {
   const { groups, rollouts } = await c.repo.loadActive();
-  for (const row of groups) c.groups.set(row.id, groupFromRow(row, []));
+  const sampling = new Map((await c.repo.samplingOfGroups(groups.map((g) => g.id))).map((s) => [s.groupId, s]));
+  for (const row of groups) c.groups.set(row.id, groupFromRow(row, [], sampling.get(row.id)));
   for (const done of await c.repo.finishedOfGroups(groups.map((g) => g.id))) {
     const group = c.groups.get(done.groupId);
     if (!group) continue;
     group.members.push(done.id);
-    group.outcomes.set(done.id, { status: done.state, reward: null, usable: done.state === "completed" });
+    // The stored result's status and reward: a group completed here is judged on them (flatness, pass rate).
+    group.outcomes.set(done.id, { status: done.status ?? done.state.toUpperCase(), reward: done.reward, usable: done.state === "completed" });
   }
   let queued = 0;
   const awaiting = new Set<string>();

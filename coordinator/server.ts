@@ -58,9 +58,9 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
   const config = CoordinatorConfig.parse(input);
   const store = await openCoordinatorDb(config.db, config.dbAuthToken);
   const repo = new CoordinatorRepo(store);
-  const coordinator = new Coordinator(config, repo, { ...(deps.onListenerError && { onListenerError: deps.onListenerError }), ...(deps.policy && { policy: deps.policy }) });
-  logCoordinatorEvents(coordinator.events, deps.logSink ?? stderrLogSink);
   const tasks = config.tasks ? await loadCoordinatorCatalog(config.tasks) : TaskCatalog.empty();
+  const coordinator = new Coordinator(config, repo, { tasks, ...(deps.onListenerError && { onListenerError: deps.onListenerError }), ...(deps.policy && { policy: deps.policy }) });
+  logCoordinatorEvents(coordinator.events, deps.logSink ?? stderrLogSink);
   const pauses = new PauseBook();
   const nodes = new NodeHandler(coordinator, pauses);
   const trainers = new TrainerHandler(coordinator, pauses, tasks);

@@ -85,4 +85,14 @@ describe("node state table", () => {
     expect(seen.filter((e) => e.name === "node.state_changed").map((e) => `${e.payload.from}→${e.payload.to}`)).toEqual(["null→connected", "connected→disconnected", "disconnected→connected", "connected→disconnected", "disconnected→lost"]);
     nodes.stop();
   });
+
+  test("after stop, a socket that closes late starts no grace (it would fire on a closed store)", async () => {
+    const expired: string[] = [];
+    const { nodes } = books(20, (n) => void expired.push(n.id));
+    const a = nodes.add("a", { to: "connected", peer, cause: "hello" });
+    nodes.stop();
+    nodes.move(a, { to: "disconnected", cause: "closed while shutting down" });
+    await Bun.sleep(80);
+    expect(expired).toEqual([]);
+  });
 });

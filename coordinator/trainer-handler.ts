@@ -5,7 +5,8 @@ import { asPolarError, PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import { ACCEPTED_BUILDER_NAMES, ACCEPTED_HARNESS_NAMES, builderStrategy, harnessKind } from "../protocol/harness-names.ts";
 import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import type { Coordinator } from "./coordinator.ts";
-import { requestForGroup, type AdvantageMode } from "./groups.ts";
+import { rewardStd, type ExhaustedReason } from "./dynamic-sampling.ts";
+import { requestForGroup, type AdvantageMode, type GroupSampling } from "./groups.ts";
 import type { PauseBook } from "./pauses.ts";
 import { groupAdvantages, streamedFromRow } from "./results.ts";
 import type { TaskCatalog } from "./task-catalog.ts";
@@ -72,6 +73,11 @@ export class TrainerHandler {
           peer.send(wsErrorFrame(new PolarError("bad_request", refused), message.request_id));
           return;
         }
+        const sampling = this.samplingOf(spec);
+        if (sampling instanceof PolarError) {
+          peer.send(wsErrorFrame(sampling, message.request_id));
+          return;
+        }
         const group = await c.submitGroup({
           trainerId: stream.id,
           taskId: task.task_id,
@@ -80,6 +86,7 @@ export class TrainerHandler {
           earlyStopMinUsable: spec.early_stop_min_usable ?? null,
           advantages: spec.advantages,
           callbackUrl: null,
+          sampling,
         });
         peer.send({ type: "submitted", request_id: message.request_id, group_id: group.id, rollout_ids: group.members });
         return;
@@ -117,7 +124,32 @@ export class TrainerHandler {
         if (!(await this.versionMoved(stream, () => c.resume(message.version)))) return;
         peer.send({ type: "resumed", policy_version: c.policyVersion });
         return;
+      case "task_stats": {
+        const { type: _type, request_id, ...query } = message;
+        peer.send({ type: "task_stats", request_id, ...c.taskStats.query(query, () => this.tasks.ids()) });
+        return;
+      }
     }
+  }
+
+  /**
+   * What the submit asks of a flat group. A `next_task` list is checked now — every id in the task
+   * file, every task buildable into a request — so a replacement never fails for a reason the
+   * trainer could have been told at submit.
+   */
+  private samplingOf(spec: GroupSpec): Pick<GroupSampling, "minRewardStd" | "replaceFlat" | "overlay"> | PolarError {
+    const replaceFlat = spec.replace_flat ?? null;
+    const overlay = replaceFlat?.source === "next_task" ? { priority: spec.priority, agent: spec.agent, builder: spec.builder, metadata: spec.metadata } : null;
+    for (const [i, next] of (replaceFlat?.tasks ?? []).entries()) {
+      const task = typeof next === "string" ? this.tasks.get(next) : next;
+      if (!task) return new PolarError("not_found", `replace_flat.tasks[${i}]: no task "${String(next)}" in the coordinator's task file`);
+      try {
+        requestForGroup(overlay!, task);
+      } catch (err) {
+        return new PolarError("bad_request", `replace_flat.tasks[${i}]: ${asPolarError(err).message}`);
+      }
+    }
+    return { minRewardStd: spec.min_reward_std ?? null, replaceFlat, overlay };
   }
 
   closed(stream: TrainerStream, peer: TrainerPeer): void {
@@ -184,19 +216,34 @@ export class TrainerHandler {
     }
   }
 
-  /** The finished group's rewards and GRPO advantages (cancelled members have no reward). */
+  /**
+   * The finished group's rewards and GRPO advantages (cancelled members have no reward), how it
+   * was judged (flat or not) and its replacement links, as stored when it completed.
+   */
   private async sendGroup(stream: TrainerStream, groupId: string): Promise<void> {
-    const row = await this.coordinator.repo.findGroup(groupId);
+    const repo = this.coordinator.repo;
+    const row = await repo.findGroup(groupId);
     if (!row) return;
-    const results = await this.coordinator.repo.groupResults(groupId);
+    const results = await repo.groupResults(groupId);
+    const sampling = await repo.groupSampling(groupId);
     const rewards = results.map((r) => (r.status === "CANCELLED" ? null : r.reward));
+    const status = row.state === "cancelled" ? "cancelled" : "completed";
+    // A group stored before dynamic sampling existed has no judgement: judged now by the default rule.
+    const std = sampling?.flat === null || sampling?.flat === undefined ? rewardStd(rewards) : sampling.rewardStd;
     stream.peer?.send({
       type: "group",
       group_id: groupId,
-      status: row.state === "cancelled" ? "cancelled" : "completed",
+      status,
       rollout_ids: results.map((r) => r.rolloutId),
       rewards,
       advantages: groupAdvantages(rewards, row.advantages as AdvantageMode),
+      task_id: row.taskId,
+      reward_std: std,
+      flat: sampling?.flat ?? (status === "completed" && std === 0),
+      replacement_index: sampling?.replacementIndex ?? 0,
+      replaces: sampling?.replaces ?? null,
+      replaced_by: sampling?.replacedBy ?? null,
+      replacement_exhausted: (sampling?.replacementExhausted as ExhaustedReason | null | undefined) ?? null,
     });
   }
 }

@@ -26,6 +26,8 @@ function buckets(times) {
   const last = Math.max(bucketOf(Math.max(...times)), bucketOf(Date.now()));
   const out = [];
   for (let t = first; t <= last; t += BUCKET_SECONDS) out.push(t);
+  // uPlot cannot scale a time axis over one point: a second, empty bucket gives it a window.
+  if (out.length === 1) out.push(first + BUCKET_SECONDS);
   return out.slice(-360);
 }
 
@@ -68,6 +70,7 @@ export function seriesFrom(state) {
 
   const groups = state.groups.filter((g) => g.mean_reward !== null).sort((a, b) => a.at - b.at);
   const reward = [groups.map((g) => g.at / 1000), groups.map((g) => g.mean_reward)];
+  if (groups.length === 1) reward.forEach((col, i) => col.push(i === 0 ? col[0] + BUCKET_SECONDS : null));
   return { throughput, "stage-p50": p50, "stage-p95": p95, latency, failures: failureRate, reward };
 }
 

@@ -10,7 +10,13 @@ export interface BudgetCharge {
   evict(): void;
 }
 
-export const DEFAULT_CACHE_BYTES = 256 * 1024 * 1024;
+/**
+ * 64 MiB: the recent contexts of 32 sessions at 100 KB (~1.1 MiB each, estimated) with room to
+ * spare; under gateway-memory.ts's load of sessions that never close, it is what keeps the
+ * gateway's peak RSS under 256 MiB (bench/RESULTS.md, "Gateway memory"). Raise it with the number
+ * of sessions making calls at once times their context.
+ */
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
 export class CacheBudget {
   /** Charges from least to most recently used (a Set keeps insertion order). */

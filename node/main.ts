@@ -18,21 +18,21 @@ import { createBackend } from "./gateway/backends/index.ts";
 import { createGatewayApp } from "./gateway/app.ts";
 import { isAdminToken, presentedKey } from "./gateway/auth.ts";
 import { GatewayConfig } from "./gateway/config.ts";
-import { createSessionService } from "./gateway/session-service.ts";
 import { harnessMounts } from "./harness/sandbox-mounts.ts";
 import type { NodeConfig } from "./node-config.ts";
 import { within } from "./pipeline/abortable.ts";
 import { InProcessGatewaySessions } from "./pipeline/gateway-adapter.ts";
-import { runtimePreparer, sandboxHarnessRunner, taskEvaluator } from "./pipeline/node-ports.ts";
+import { RequirementCheck } from "./eval/requirements.ts";
+import { EvaluationStats } from "./eval/stats.ts";
+import { runtimePreparer, sandboxHarnessRunner, taskEvaluability, taskEvaluator } from "./pipeline/node-ports.ts";
 import { Pipeline } from "./pipeline/pipeline.ts";
 import type { HarnessRunner, RolloutEvaluator } from "./pipeline/ports.ts";
 import { recoverUnfinished, type RecoveryReport } from "./pipeline/recovery.ts";
 import { isApiTask, TaskBook } from "./pipeline/tasks.ts";
-import { createDockerRuntime } from "./runtime/docker.ts";
 import { createSandboxPool } from "./runtime/pool.ts";
-import { createProcessRuntime } from "./runtime/process.ts";
+import { openRuntime } from "./runtime/registry.ts";
 import { sandboxPolicy, type SandboxPolicy } from "./runtime/sandbox-policy.ts";
-import type { SandboxRuntime } from "./runtime/types.ts";
+import type { Mount, SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
 
@@ -47,6 +47,8 @@ export interface NodeParts {
   runner?: HarnessRunner;
   evaluator?: RolloutEvaluator;
   catalog?: TaskCatalog;
+  /** Host paths every sandbox gets besides the harness mounts (a toolchain; in tests, a python without pytest). */
+  mounts?: Mount[];
 }
 
 export interface RunningNode {
@@ -100,18 +102,24 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   });
   const events = newNodeEvents();
   const gateway = createGatewayApp({ config: gatewayConfig, store, backend, onCall: (call) => events.emit("gateway.call", { ...call, at: Date.now() }) });
-  const sessions = createSessionService({ app: gateway.app, adminToken: config.admin_token, maxBodyBytes: gatewayConfig.maxBodyBytes });
 
-  const runtime = parts.runtime ?? (config.runtime === "docker" ? createDockerRuntime({ policy, limits }) : createProcessRuntime({ policy, limits }));
+  const runtime = parts.runtime ?? (await openRuntime(config.runtime, { policy, limits }));
   const recovery = await recoverUnfinished(repo, config.node_id, () => runtime.removeLeftovers(config.node_id));
   const pool = createSandboxPool({
     runtime,
     nodeId: config.node_id,
-    mounts: harnessMounts(),
+    mounts: [...harnessMounts(), ...(parts.mounts ?? [])],
     maxReadyPerKey: config.pool.max_ready_per_key,
     maxConcurrentStarts: config.pool.max_concurrent_starts,
   });
   const catalog = parts.catalog ?? (config.tasks === "" ? TaskCatalog.empty() : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE));
+
+  const defaultRuntime = config.default_image ? { image: config.default_image } : undefined;
+  // Each task's evaluation needs (pytest, node…), probed once per image in a sandbox of the pool;
+  // a node given its own evaluator (tests) judges by other rules.
+  const requirements = new RequirementCheck({ source: pool, backend: runtime.backend, ...(defaultRuntime ? { defaultRuntime } : {}) });
+  const evaluability = parts.evaluator ? undefined : taskEvaluability(requirements, (id) => catalog.get(id));
+  const evaluationStats = new EvaluationStats();
 
   // A task's TaskResult goes to its callback_url once (cancelled tasks only with callback.on_cancel);
   // it is marked done once delivered or given up, so a restart resends only what was owed.
@@ -142,16 +150,18 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       runWorkers: config.workers.run,
       postrunWorkers: config.workers.postrun,
       readyBacklog: config.workers.ready_backlog,
-      ...(config.default_image ? { defaultRuntime: { image: config.default_image } } : {}),
+      ...(defaultRuntime ? { defaultRuntime } : {}),
     },
     {
       store: repo,
       pool,
       preparer: runtimePreparer,
-      gateway: new InProcessGatewaySessions({ app: gateway.app, sessions, adminToken: config.admin_token }),
+      gateway: new InProcessGatewaySessions(gateway.sessions),
       runner: parts.runner ?? sandboxHarnessRunner({ defaultModel: config.engine.model }),
       evaluator: parts.evaluator ?? taskEvaluator(pool, (id) => catalog.get(id)),
+      ...(evaluability ? { evaluability } : {}),
       onResult: (result, rollout) => {
+        evaluationStats.record(result);
         announceResult(events, result);
         void tasks?.onResult(result);
         link?.onResult(result, rollout.id);
@@ -187,7 +197,20 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   });
   const app = new Hono();
   app.route("/", observability.routes);
-  app.route("/", rolloutRoutes({ nodeId: config.node_id, tasks, pipeline, catalog, sandboxPolicy: policy, warm: () => pool.warm(), isDraining: () => draining }));
+  app.route(
+    "/",
+    rolloutRoutes({
+      nodeId: config.node_id,
+      tasks,
+      pipeline,
+      catalog,
+      sandboxPolicy: policy,
+      warm: () => pool.warm(),
+      isDraining: () => draining,
+      ...(evaluability ? { evaluable: async (request: TaskRequestSchema) => (await evaluability.check(request, AbortSignal.timeout(120_000)))?.message ?? null } : {}),
+      evaluationErrors: () => evaluationStats.snapshot(),
+    }),
+  );
   const retentionMs = config.task_retention_hours * 3600_000;
   const prune = () => void repo.pruneFinishedTasks(new Date(Date.now() - retentionMs).toISOString()).catch((err) => console.error(JSON.stringify({ level: "error", event: "task_prune_failed", error: err instanceof Error ? err.name : typeof err })));
   prune();

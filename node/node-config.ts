@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { extname } from "node:path";
 import { z } from "zod";
+import { RuntimeBackend } from "../protocol/runtime.ts";
 import { BACKEND_KINDS } from "./gateway/backends/options.ts";
 import { PolarError } from "../protocol/errors.ts";
 import { DEFAULT_SANDBOX_LIMITS } from "./runtime/sandbox-limits.ts";
@@ -22,7 +23,7 @@ export const NodeConfig = z
     admin_token: z.string().min(16, "must be at least 16 characters"),
     /** Base URL harnesses on the host (or with network: host) reach the gateway at. */
     public_url: z.string().url().optional(),
-    runtime: z.enum(["process", "docker"]).default("process"),
+    runtime: RuntimeBackend.default("process"),
     /** Image used when a request's runtime names none (the process runtime ignores images). */
     default_image: z.string().optional(),
     engine: z

@@ -2,6 +2,7 @@
 // speak; its request shapes are defined once here, with Polar's field names, and read by the
 // node's HTTP API, task files and the coordinator.
 import { z } from "zod";
+import { EvaluationRequirement } from "./evaluation.ts";
 import { RuntimeSpec } from "./runtime.ts";
 
 /** Which harness runs, with what model name and settings (Polar's AgentSpec). */
@@ -32,6 +33,8 @@ export const EvaluatorSpec = z
     env: z.record(z.string(), z.string()).default({}),
     /** Evaluate in a fresh sandbox of the task's image (Polar's default for SWE tasks). */
     refresh_runtime: z.boolean().optional(),
+    /** What the evaluation needs in its sandbox; derived from the evaluator's command when absent. */
+    requires: z.array(EvaluationRequirement).optional(),
   })
   .meta({ title: "EvaluatorSpec" });
 export type EvaluatorSpec = z.infer<typeof EvaluatorSpec>;

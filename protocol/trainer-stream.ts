@@ -5,6 +5,7 @@ import { z } from "zod";
 import { WsErrorFrame } from "./errors.ts";
 import { AgentSpec, EvaluatorSpec, StrategySpec, TaskMetadata } from "./rollout.ts";
 import { RuntimeSpec } from "./runtime.ts";
+import { TaskStatsAnswer, TaskStatsQuery } from "./task-stats.ts";
 
 export const TRAINER_PROTOCOL_VERSION = 1;
 
@@ -20,6 +21,23 @@ export const InlineTask = z.looseObject({
 
 export const ADVANTAGE_MODES = ["none", "mean", "mean_std"] as const;
 
+export const REPLACE_FLAT_SOURCES = ["same_task", "next_task"] as const;
+
+/** What the coordinator does with a flat group (dynamic sampling): start a fresh one in its place, within a bound. */
+export const ReplaceFlat = z
+  .object({
+    /** Fresh groups started, at most, for one submitted group (a replacement that is flat again is replaced again). */
+    max_replacements: z.number().int().min(1).max(64),
+    /** `same_task`: the same task again; `next_task`: the next task of `tasks`, in order. */
+    source: z.enum(REPLACE_FLAT_SOURCES).default("same_task"),
+    /** Tasks for `next_task` (ids of the coordinator's task file, or inline): the first replacement runs the first one. */
+    tasks: z.array(z.union([InlineTask, z.string().min(1)])).min(1).max(64).optional(),
+  })
+  .refine((r) => (r.source === "next_task") === (r.tasks !== undefined), { message: "tasks is required with source next_task, and only with it", path: ["tasks"] });
+export type ReplaceFlat = z.infer<typeof ReplaceFlat>;
+
+export const REPLACEMENT_EXHAUSTED_REASONS = ["max_replacements", "no_more_tasks", "task_not_found"] as const;
+
 export const GroupSpec = z
   .object({
     /** An inline task, or the id of a task in the coordinator's loaded task file. */
@@ -33,6 +51,14 @@ export const GroupSpec = z
     early_stop_min_usable: z.number().int().min(1).optional(),
     /** A `group` message with GRPO advantages when the group completes. */
     advantages: z.enum(ADVANTAGE_MODES).default("mean"),
+    /**
+     * A completed group whose reward std (population, over its rewards) is at or below this is
+     * `flat` in its `group` message: 0 flags groups whose rewards are all equal (DAPO's rule).
+     * Without it a group is flat only when all its rewards are equal.
+     */
+    min_reward_std: z.number().nonnegative().finite().optional(),
+    /** Replace a flat group by a fresh one (its `group` message still comes, with `replaced_by`). */
+    replace_flat: ReplaceFlat.optional(),
   })
   .refine((g) => g.early_stop_min_usable === undefined || g.early_stop_min_usable <= g.n, {
     message: "early_stop_min_usable cannot exceed n",
@@ -76,6 +102,8 @@ export const TrainerToCoordinator = z.discriminatedUnion("type", [
   /** Hold new LLM calls on every node; answered by `paused` once all have drained. */
   z.object({ type: z.literal("pause"), request_id: z.string() }),
   z.object({ type: z.literal("resume"), version: z.number().int().nonnegative() }),
+  /** Per-task pass rates, optionally ranked by distance to a target rate; answered by `task_stats`. */
+  z.object({ type: z.literal("task_stats"), request_id: z.string(), ...TaskStatsQuery.shape }),
 ]);
 export type TrainerToCoordinator = z.infer<typeof TrainerToCoordinator>;
 
@@ -91,7 +119,22 @@ export const CoordinatorToTrainer = z.discriminatedUnion("type", [
     rewards: z.array(z.number().nullable()),
     /** Reward minus the group mean (divided by the std for `mean_std`); null where no reward. */
     advantages: z.array(z.number().nullable()),
+    task_id: z.string(),
+    /** Population std of the non-null `rewards`; null with fewer than two. */
+    reward_std: z.number().nonnegative().nullable(),
+    /** Completed with `reward_std` at or below the submit's `min_reward_std` (0 when not given): no GRPO signal. */
+    flat: z.boolean(),
+    /** 0 for a submitted group; k for the k-th replacement started for it. */
+    replacement_index: z.number().int().nonnegative(),
+    /** The flat group this one was started in place of (replace_flat). */
+    replaces: z.string().nullable(),
+    /** The fresh group started in place of this flat one. */
+    replaced_by: z.string().nullable(),
+    /** Flat, replacement asked, and none started: why (the bound reached, no task left, a task id no longer in the task file). */
+    replacement_exhausted: z.enum(REPLACEMENT_EXHAUSTED_REASONS).nullable(),
   }),
+  /** The answer to `task_stats`. */
+  z.object({ type: z.literal("task_stats"), request_id: z.string(), ...TaskStatsAnswer.shape }),
   z.object({ type: z.literal("paused"), request_id: z.string(), nodes: z.number().int().nonnegative() }),
   z.object({ type: z.literal("resumed"), policy_version: z.number().int() }),
   WsErrorFrame,

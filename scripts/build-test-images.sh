@@ -7,9 +7,22 @@
 #                         libstdc++ and libgcc_s on top of glibc)
 # An image that already exists is skipped; POLAR_REBUILD_IMAGES=1 rebuilds.
 # Needs: root, docker CLI + DOCKER_HOST answering, busybox-static, debootstrap.
+# Packages come from the Debian mirror this machine's apt already uses (its sources), or
+# POLAR_DEBIAN_MIRROR when set.
 set -euo pipefail
 
-MIRROR="${POLAR_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# The first archive URI of the machine's apt sources: deb822 `URIs:` lines, else one-line
+# `deb [options] URI suite …` entries (security archives hold no bookworm base system: skipped).
+apt_mirror() {
+  local uri
+  uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(sed -e 's/\[[^]]*\]//' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    awk '$1 == "deb" && $2 !~ /security/ { print $2; exit }' || true)
+  printf '%s' "$uri"
+}
+
+MIRROR="${POLAR_DEBIAN_MIRROR:-$(apt_mirror)}"
+[ -n "$MIRROR" ] || { echo "no Debian mirror in this machine's apt sources (/etc/apt/sources.list*); set POLAR_DEBIAN_MIRROR" >&2; exit 1; }
 
 have_image() {
   [ "${POLAR_REBUILD_IMAGES:-0}" != 1 ] && docker image inspect "$1" >/dev/null 2>&1

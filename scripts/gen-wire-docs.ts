@@ -19,6 +19,7 @@ import * as harnessNames from "../protocol/harness-names.ts";
 import * as nodeLink from "../protocol/node-link.ts";
 import * as task from "../protocol/task.ts";
 import * as trainerStream from "../protocol/trainer-stream.ts";
+import * as taskStats from "../protocol/task-stats.ts";
 import * as gym from "../protocol/gym.ts";
 import * as enginePolicy from "../protocol/engine-policy.ts";
 
@@ -40,6 +41,7 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "generate.ts", title: "`polar generate` output (trajectories.jsonl, attempts.jsonl, run.json, summary.json)", exports: generate },
   { file: "node-link.ts", title: "Node ↔ coordinator WebSocket (`/v1/node`)", exports: nodeLink },
   { file: "trainer-stream.ts", title: "Trainer ↔ coordinator WebSocket (`/v1/trainer`)", exports: trainerStream },
+  { file: "task-stats.ts", title: "Per-task pass rates (trainer stream `task_stats`, `GET /v1/admin/tasks`)", exports: taskStats },
   { file: "gym.ts", title: "NeMo Gym agent server", exports: gym },
   { file: "engine-policy.ts", title: "Mock engine's trainable policy (`/polar/policy`, examples/learn)", exports: enginePolicy },
 ];
@@ -65,6 +67,7 @@ const ENDPOINTS: [string, string][] = [
   ["`DELETE /rollout/task/:id[?register_if_missing=true]`", "[TaskStatus](#taskstatus) once `cancelled` (only the sessions that had finished); 404 `{detail}`"],
   ["`callback_url` (POSTed once per finished task; not for cancelled ones unless configured)", "[TaskResult](#taskresult)"],
   ["errors of the rollout API", "`{detail: string}`, or `{detail: [...]}` for 422 (docs/rollout-api.md)"],
+  ["`GET /v1/admin/tasks?task_id=&target_pass_rate=&limit=` (coordinator, admin token)", "query [TaskStatsQuery](#taskstatsquery) → [TaskStatsAnswer](#taskstatsanswer)"],
   ["`GET /polar/policy` (polar mock-engine --trainable)", "[PolicyState](#policystate)"],
   ["`POST /polar/policy` (policy token)", "body [PolicyWeights](#policyweights) → [PolicyState](#policystate); 401 without the token, 409 for an older version"],
   ["errors of the session and admin routes above, and unknown paths outside the LLM APIs", "[AdminErrorBody](#adminerrorbody)"],

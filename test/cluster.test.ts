@@ -12,6 +12,7 @@ import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
 import { PolarProcesses, type Child } from "./helpers/polar-processes.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 import { BOOKWORM, dockerForTests, expectNoContainers } from "../node/runtime/docker-test-env.ts";
+import { testNeeding } from "./helpers/host-tools.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "polar-cluster-"));
@@ -47,7 +48,8 @@ const coordinatorProcess = (name: string, port = 0, graceMs = 1500) => processes
 
 const admin = (url: string, path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
 
-test("coordinator + 2 nodes + trainer: groups end to end; a node killed mid-rollout → its rollouts finish on the other, each delivered once", async () => {
+// A Python task among them: its evaluation runs the host's pytest in process sandboxes.
+testNeeding("pytest")("coordinator + 2 nodes + trainer: groups end to end; a node killed mid-rollout → its rollouts finish on the other, each delivered once", async () => {
   const url = await startCoordinator("coordinator");
   const victim = startNode("node-a", url);
   startNode("node-b", url);

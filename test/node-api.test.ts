@@ -7,6 +7,7 @@ import { RolloutTrace, TaskResult } from "../protocol/rollout.ts";
 import { pinnedBinary } from "../node/harness/common.ts";
 import { probeDocker } from "../node/runtime/docker-probe.ts";
 import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
+import { testNeeding } from "./helpers/host-tools.ts";
 
 // Docker when an engine answers with the bundled image, the process runtime (bwrap) otherwise.
 const docker = process.env.DOCKER_HOST ? await probeDocker(["polar-bookworm:dev"]) : { ok: false as const, reason: "DOCKER_HOST unset" };
@@ -60,7 +61,8 @@ describe("bad requests answer 422 naming the field", () => {
 });
 
 describe("a bundled task end to end", () => {
-  test("4 samples of mini: scored, token-faithful traces, every timing filled, callback receives the TaskResult, nothing left over", async () => {
+  // A Python task: in process sandboxes its tests run the host's pytest.
+  (RUNTIME === "process" ? testNeeding("pytest") : test)("4 samples of mini: scored, token-faithful traces, every timing filled, callback receives the TaskResult, nothing left over", async () => {
     const received: unknown[] = [];
     let attempts = 0;
     const listener = Bun.serve({

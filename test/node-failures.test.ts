@@ -4,13 +4,15 @@
 import { afterAll, expect, test } from "bun:test";
 import { RolloutTrace } from "../protocol/rollout.ts";
 import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
+import { testNeeding } from "./helpers/host-tools.ts";
 
 const stacks: NodeStack[] = [];
 afterAll(async () => {
   for (const s of stacks) await s.stop();
 }, 60_000);
 
-test("agent timeout: COMPLETED, trainable partial trajectory, reward 0, agent_result timeout", async () => {
+// A Python task: the node checks at submit that its evaluation (pytest) can run here.
+testNeeding("pytest")("agent timeout: COMPLETED, trainable partial trajectory, reward 0, agent_result timeout", async () => {
   // Every LLM call takes ~1 s, so the agent is mid-task when its 3 s run out.
   const stack = await startNodeStack({}, {}, { ttftMs: 1_000 });
   stacks.push(stack);

@@ -1,7 +1,7 @@
 // `polar node` killed with SIGKILL mid-rollout and started again with the same config: its
 // unfinished rollouts come back as masked ERROR results ("node restarted"), their sandboxes are
 // removed, and the task completes with every sample accounted for.
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import { defaultProcessRoot } from "../node/runtime/process.ts";
 import { BUNDLED_TASKS_FILE } from "../node/api/task-catalog.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 import { ADMIN_TOKEN, pollTask, submit } from "./helpers/node-stack.ts";
+import { testNeeding } from "./helpers/host-tools.ts";
 
 const POLAR = join(import.meta.dir, "..", "bin", "polar.ts");
 // Slow engine: each LLM call takes seconds, so the rollouts are surely in RUN when killed.
@@ -34,7 +35,8 @@ async function spawnNode(configPath: string): Promise<{ proc: Bun.Subprocess<"ig
   throw new Error(`polar node did not start:\n${text}`);
 }
 
-test("SIGKILL mid-run, restart: unfinished rollouts ERROR (node restarted), sandboxes removed", async () => {
+// A Python task: the node checks at submit that its evaluation (pytest) can run here.
+testNeeding("pytest")("SIGKILL mid-run, restart: unfinished rollouts ERROR (node restarted), sandboxes removed", async () => {
   const dir = mkdtempSync(join(tmpdir(), "polar-restart-e2e-"));
   const nodeId = `restart-${process.pid}-${Date.now()}`;
   const configPath = join(dir, "node.json");

@@ -5,7 +5,8 @@
 // in a FRESH sandbox of the same image and gives reward 1 and 0 with per-test outcomes. Each
 // harness does a Python task at one probability and a JavaScript task at the other (swapped
 // between harnesses, so each task sees both rewards). Missing CLIs skip visibly, unless
-// POLAR_REQUIRE_HARNESSES=1; no Docker engine skips visibly, unless POLAR_REQUIRE_DOCKER=1.
+// POLAR_REQUIRE_HARNESSES=1; no Docker engine skips visibly, unless POLAR_REQUIRE_DOCKER=1; no
+// bwrap or host pytest skips the process suite visibly, unless POLAR_REQUIRE_BWRAP/PYTEST=1.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -14,17 +15,17 @@ import type { Task } from "../protocol/task.ts";
 import { evaluate } from "../node/eval/evaluate.ts";
 import { runtimeSource } from "../node/eval/sandbox-source.ts";
 import { loadTaskFile } from "../lib/task-file.ts";
-import { createSessionService, type SessionService } from "../node/gateway/session-service.ts";
+import type { SessionService } from "../node/gateway/session-service.ts";
 import { getHarness, pinnedBinary, type HarnessKind, type PinnedCli } from "../node/harness/index.ts";
 import { harnessMounts } from "../node/harness/sandbox-mounts.ts";
-import { gatewaySocketPath, runInSandbox } from "../node/harness/sandbox-runner.ts";
+import { gatewaySocketFolder, runInSandbox } from "../node/harness/sandbox-runner.ts";
 import { BOOKWORM, dockerForTests, testNodeId } from "../node/runtime/docker-test-env.ts";
-import { findBwrap } from "../node/runtime/bwrap.ts";
 import { createDockerRuntime } from "../node/runtime/docker.ts";
 import { createProcessRuntime } from "../node/runtime/process.ts";
 import { prepareSandbox } from "../node/runtime/prepare.ts";
 import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "../node/runtime/types.ts";
-import { ADMIN_TOKEN, startStack, type Stack } from "./helpers/stack.ts";
+import { missingTools } from "./helpers/host-tools.ts";
+import { startStack, type Stack } from "./helpers/stack.ts";
 
 const TASK_FILE = join(import.meta.dir, "..", "tasks", "tasks.jsonl");
 const PYTHON_TASK = "py-paginate-last-page";
@@ -59,8 +60,7 @@ function solveSuite(label: string, runtime: SandboxRuntime, harnesses: typeof HA
       tasks = new Map((await loadTaskFile(TASK_FILE)).tasks.map((t) => [t.task_id, t]));
       for (const successProbability of [1, 0]) {
         const stack = await startStack({ engine: { tasks: TASK_FILE, successProbability, model: MODEL, maxModelLen: 40960 } });
-        const sessions = createSessionService({ app: stack.gateway.app, adminToken: ADMIN_TOKEN, maxBodyBytes: stack.gateway.config.maxBodyBytes });
-        policies.set(successProbability, { stack, sessions });
+        policies.set(successProbability, { stack, sessions: stack.gateway.sessions });
       }
     }, 120_000);
 
@@ -92,7 +92,7 @@ function solveSuite(label: string, runtime: SandboxRuntime, harnesses: typeof HA
             const task = tasks.get(taskId)!;
             const { stack, sessions } = policies.get(successProbability)!;
             const sandbox = await agentSandbox(task);
-            const session = await sessions.open({ metadata: { harness: kind, task_id: taskId }, socketPath: gatewaySocketPath(sandbox) });
+            const session = await sessions.open({ metadata: { harness: kind, task_id: taskId }, socketFolder: gatewaySocketFolder(sandbox) });
             try {
               const run = await runInSandbox({
                 sandbox,
@@ -145,6 +145,8 @@ function solveSuite(label: string, runtime: SandboxRuntime, harnesses: typeof HA
 const docker = await dockerForTests("bundled tasks solved by real harnesses in Docker", [BOOKWORM]);
 if (docker) solveSuite("docker", createDockerRuntime({ docker }), HARNESSES);
 
-// The process runtime (bwrap) with Polar's own agent: the same loop without a container engine.
-if (findBwrap()) solveSuite("process", createProcessRuntime({ warn: () => {} }), HARNESSES.filter((h) => h.kind === "mini"));
-else test.skip("bundled tasks solved in the process runtime [SKIPPED: bwrap not installed]", () => {});
+// The process runtime (bwrap) with Polar's own agent: the same loop without a container engine;
+// its Python task runs the host's pytest.
+const processMissing = missingTools("bwrap", "pytest");
+if (processMissing.length === 0) solveSuite("process", createProcessRuntime({ warn: () => {} }), HARNESSES.filter((h) => h.kind === "mini"));
+else test.skip(`bundled tasks solved in the process runtime [SKIPPED: ${processMissing.join("; ")}]`, () => {});

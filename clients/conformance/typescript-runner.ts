@@ -4,17 +4,26 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type { StreamedResult } from "../../protocol/trainer-stream.ts";
-import { TrainerClient } from "../typescript/trainer-client.ts";
+import { ReplaceFlat, type StreamedResult } from "../../protocol/trainer-stream.ts";
+import { TrainerClient, type GroupMessage } from "../typescript/trainer-client.ts";
 
 const Step = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("submit"), as: z.string().optional(), task: z.union([z.string(), z.object({ inline: z.string() })]), n: z.number().int(), expect_error: z.string().optional() }),
+  z.object({
+    op: z.literal("submit"),
+    as: z.string().optional(),
+    task: z.union([z.string(), z.object({ inline: z.string() })]),
+    n: z.number().int(),
+    expect_error: z.string().optional(),
+    min_reward_std: z.number().optional(),
+    replace_flat: ReplaceFlat.optional(),
+  }),
   z.object({ op: z.literal("take"), groups: z.array(z.string()) }),
   z.object({ op: z.literal("cancel"), group: z.string() }),
   z.object({ op: z.literal("pause"), expect_nodes: z.number().int() }),
   z.object({ op: z.literal("resume"), version_offset: z.number().int(), expect_error: z.string().optional() }),
   z.object({ op: z.literal("restart_coordinator") }),
   z.object({ op: z.literal("ack"), groups: z.array(z.string()) }),
+  z.object({ op: z.literal("take_replacement"), of: z.string(), as: z.string() }),
 ]);
 
 const GroupExpectation = z
@@ -25,6 +34,13 @@ const GroupExpectation = z
     usable: z.number().int().optional(),
     at_least: z.record(z.string(), z.number().int()).optional(),
     policy_version_offset: z.number().int().optional(),
+    /** Dynamic sampling: `replaces` and `replaced_by` name groups of the case. */
+    task_id: z.string().optional(),
+    flat: z.boolean().optional(),
+    replacement_index: z.number().int().optional(),
+    replaces: z.string().nullable().optional(),
+    replaced_by: z.string().nullable().optional(),
+    replacement_exhausted: z.string().nullable().optional(),
   })
   .strict();
 
@@ -41,6 +57,8 @@ export const ConformanceCase = z.object({
       traces_well_formed: z.boolean().optional(),
       mean_advantages_match_coordinator: z.boolean().optional(),
       cancelled_rollouts: z.object({ masked: z.boolean(), failure_kind: z.string(), reward: z.null() }).optional(),
+      /** Each group's reward_std is the population std of its coordinator rewards. */
+      reward_std_matches_rewards: z.boolean().optional(),
     })
     .strict(),
 });
@@ -66,6 +84,7 @@ interface AssembledGroup {
   results: StreamedResult[];
   rewards: (number | null)[];
   advantages: (number | null)[];
+  frame: GroupMessage;
 }
 
 /** What the cases call masked and the failure kind, read as the Python client reads them. */
@@ -100,7 +119,7 @@ async function policyVersion(url: string): Promise<number> {
 /** Runs one case with a fresh TypeScript client; throws on the first expectation not met. */
 export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerId: string): Promise<void> {
   const results = new Map<string, StreamedResult>();
-  const groupFrames = new Map<string, { status: string; rollout_ids: string[]; rewards: (number | null)[]; advantages: (number | null)[] }>();
+  const groupFrames = new Map<string, GroupMessage>();
   const errors: { code: string; message: string }[] = [];
   const client = new TrainerClient({
     url: cluster.coordinatorUrl,
@@ -117,6 +136,15 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
     const startVersion = await policyVersion(cluster.coordinatorUrl);
     const named = new Map<string, string>(); // case name → group id
     const taken = new Map<string, AssembledGroup>();
+    const take = (name: string, id: string) => {
+      const frame = groupFrames.get(id)!;
+      taken.set(name, { groupId: id, status: frame.status, results: frame.rollout_ids.map((r) => results.get(r)!), rewards: frame.rewards, advantages: frame.advantages, frame });
+    };
+    // A group the coordinator started in place of one of ours (replace_flat) is ours too.
+    const checkOurs = () => {
+      const ours = new Set([...named.values()]);
+      for (const [id, frame] of groupFrames) check(ours.has(id) || (frame.replaces !== null && ours.has(frame.replaces)), `a group this case did not submit arrived: ${id}`);
+    };
     const complete = (groupId: string) => {
       const frame = groupFrames.get(groupId);
       return frame !== undefined && frame.rollout_ids.every((id) => results.has(id));
@@ -125,7 +153,8 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
       switch (step.op) {
         case "submit": {
           const task = typeof step.task === "string" ? step.task : { task_id: step.task.inline, instruction: cluster.instructions.get(step.task.inline)! };
-          const submitted = client.submit({ task, n: step.n, agent: { harness: "mini" } });
+          const sampling = { ...(step.min_reward_std !== undefined && { min_reward_std: step.min_reward_std }), ...(step.replace_flat && { replace_flat: step.replace_flat }) };
+          const submitted = client.submit({ task, n: step.n, agent: { harness: "mini" }, ...sampling });
           if (step.expect_error) {
             const refused = await submitted.then(() => null, (err: Error) => err.message);
             check(refused?.startsWith(`${step.expect_error}:`) === true, `submit should be refused with ${step.expect_error}, got ${refused}`);
@@ -137,12 +166,17 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
         case "take": {
           const ids = step.groups.map((n) => named.get(n)!);
           await until(`groups ${step.groups.join(", ")}`, () => ids.every(complete), 300_000);
-          for (const [name, id] of step.groups.map((n, i) => [n, ids[i]!] as const)) {
-            const frame = groupFrames.get(id)!;
-            taken.set(name, { groupId: id, status: frame.status, results: frame.rollout_ids.map((r) => results.get(r)!), rewards: frame.rewards, advantages: frame.advantages });
-          }
-          const ours = new Set([...named.values()]);
-          for (const id of groupFrames.keys()) check(ours.has(id), `a group this case did not submit arrived: ${id}`);
+          for (const [name, id] of step.groups.map((n, i) => [n, ids[i]!] as const)) take(name, id);
+          checkOurs();
+          break;
+        }
+        case "take_replacement": {
+          const id = groupFrames.get(named.get(step.of)!)!.replaced_by;
+          check(id !== null, `group ${step.of} was not replaced`);
+          named.set(step.as, id!);
+          await until(`the replacement of ${step.of}`, () => complete(id!), 300_000);
+          take(step.as, id!);
+          checkOurs();
           break;
         }
         case "cancel":
@@ -189,6 +223,14 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
       for (const [status, min] of Object.entries(want.at_least ?? {})) {
         check(group!.results.filter((r) => r.status === status).length >= min, `${name}: fewer than ${min} ${status}`);
       }
+      const frame = group!.frame;
+      const idOf = (n: string | null | undefined) => (n === null || n === undefined ? null : named.get(n));
+      if (want.task_id !== undefined) check(frame.task_id === want.task_id, `${name}: task ${frame.task_id}, expected ${want.task_id}`);
+      if (want.flat !== undefined) check(frame.flat === want.flat, `${name}: flat ${frame.flat}, expected ${want.flat}`);
+      if (want.replacement_index !== undefined) check(frame.replacement_index === want.replacement_index, `${name}: replacement_index ${frame.replacement_index}`);
+      if (want.replaces !== undefined) check(frame.replaces === idOf(want.replaces), `${name}: replaces ${frame.replaces}, expected ${want.replaces}`);
+      if (want.replaced_by !== undefined) check(frame.replaced_by === idOf(want.replaced_by), `${name}: replaced_by ${frame.replaced_by}, expected ${want.replaced_by}`);
+      if (want.replacement_exhausted !== undefined) check(frame.replacement_exhausted === want.replacement_exhausted, `${name}: replacement_exhausted ${frame.replacement_exhausted}`);
       if (want.policy_version_offset !== undefined) {
         const version = startVersion + want.policy_version_offset;
         for (const r of group!.results) {
@@ -220,6 +262,15 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
         const mean = scored.reduce((a, b) => a + b, 0) / scored.length;
         const ours = rewards.map((r) => (r === null ? null : r - mean));
         ours.forEach((a, i) => check(a === null ? group.advantages[i] === null : Math.abs(a - group.advantages[i]!) < 1e-9, "mean advantages differ from the coordinator's"));
+      }
+    }
+    if (e.reward_std_matches_rewards) {
+      for (const [name, group] of taken) {
+        const scored = group.rewards.filter((r): r is number => r !== null);
+        const mean = scored.reduce((a, b) => a + b, 0) / scored.length;
+        const std = scored.length < 2 ? null : Math.sqrt(scored.reduce((a, b) => a + (b - mean) ** 2, 0) / scored.length);
+        const got = group.frame.reward_std;
+        check(std === null ? got === null : got !== null && Math.abs(got - std) < 1e-9, `${name}: reward_std ${got}, its rewards give ${std}`);
       }
     }
     if (e.cancelled_rollouts) {

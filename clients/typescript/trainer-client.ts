@@ -1,6 +1,7 @@
 // Why: the TypeScript side of the trainer stream — connect with a trainer token, submit groups,
 // grant credits, receive each result once (the wire is at-least-once: repeats after a reconnect
-// are dropped by id here), acknowledge, and drive weight sync — reconnecting by itself.
+// are dropped by id here), acknowledge, drive weight sync and read per-task pass rates —
+// reconnecting by itself.
 import {
   CoordinatorToTrainer,
   TRAINER_PROTOCOL_VERSION,
@@ -8,8 +9,14 @@ import {
   type StreamedResult,
   type TrainerToCoordinator,
 } from "../../protocol/trainer-stream.ts";
+import type { TaskStatsAnswer, TaskStatsQueryInput } from "../../protocol/task-stats.ts";
 
-type GroupMessage = Extract<CoordinatorToTrainer, { type: "group" }>;
+/**
+ * A finished group: rewards and advantages, whether it is flat (`reward_std` at or below the
+ * submit's `min_reward_std`) and, with `replace_flat`, the group started in its place
+ * (`replaced_by`) or the one it replaces (`replaces`). Flat groups arrive like any other.
+ */
+export type GroupMessage = Extract<CoordinatorToTrainer, { type: "group" }>;
 
 export interface TrainerClientOptions {
   /** Coordinator base URL (http:// or ws://). */
@@ -64,6 +71,11 @@ export class TrainerClient {
 
   async submit(group: GroupSpecInput): Promise<{ group_id: string; rollout_ids: string[] }> {
     return this.request((request_id) => ({ type: "submit", request_id, group: group as any }));
+  }
+
+  /** Per-task pass rates, ranked by distance to `target_pass_rate` when given (protocol/task-stats.ts). */
+  async taskStats(query: TaskStatsQueryInput = {}): Promise<TaskStatsAnswer> {
+    return this.request((request_id) => ({ type: "task_stats", request_id, limit: 100, ...query }));
   }
 
   /** Asks every node to hold new LLM calls; resolves once all have drained. */
@@ -157,6 +169,11 @@ export class TrainerClient {
       case "paused":
         this.settle(message.request_id, { nodes: message.nodes });
         return;
+      case "task_stats": {
+        const { type: _type, request_id, ...answer } = message;
+        this.settle(request_id, answer);
+        return;
+      }
       case "result": {
         const id = message.result.result_id;
         if (this.unacked.has(id) || this.acked.has(id)) {

@@ -1,9 +1,11 @@
 // Why: the operator's view and levers — nodes (and draining one), groups, rollouts by state,
-// deleting a group, headline stats — behind the admin token.
+// deleting a group, per-task pass rates, headline stats — behind the admin token.
 import { Hono, type Context } from "hono";
 import { readLimitedText } from "../../lib/http-body.ts";
 import { ResumeBody } from "../../protocol/admin.ts";
+import type { TaskCatalog } from "../../lib/task-catalog.ts";
 import { adminErrorResponse, PolarError } from "../../protocol/errors.ts";
+import { TaskStatsQuery } from "../../protocol/task-stats.ts";
 import type { Coordinator } from "../coordinator.ts";
 import type { CoordinatorDashboard } from "../dashboard-view.ts";
 import { slots } from "../node-states.ts";
@@ -18,7 +20,7 @@ export interface OperatorDeps {
   pause(): Promise<{ request_id: string; nodes: number }>;
 }
 
-export function adminRoutes(coordinator: Coordinator, adminToken: string, operator?: OperatorDeps): Hono {
+export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?: TaskCatalog, operator?: OperatorDeps): Hono {
   const app = new Hono();
   app.use("*", async (c, next) => {
     if (!tokenMatches(presentedToken(c.req.raw.headers), adminToken)) return failed(c, new PolarError("unauthorized", "admin token required"));
@@ -83,6 +85,15 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, operat
         cause: r.cause,
       })),
     });
+  });
+
+  // ?task_id=a&task_id=b&target_pass_rate=0.5&limit=100 — TaskStatsQuery in query-string form.
+  app.get("/tasks", (c) => {
+    const number = (name: string) => (c.req.query(name) === undefined ? undefined : Number(c.req.query(name)));
+    const ids = c.req.queries("task_id");
+    const query = TaskStatsQuery.safeParse({ task_ids: ids, target_pass_rate: number("target_pass_rate"), limit: number("limit") });
+    if (!query.success) return failed(c, new PolarError("bad_request", query.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")));
+    return c.json(coordinator.taskStats.query(query.data, () => tasks?.ids() ?? []));
   });
 
   app.get("/stats", async (c) => c.json(await stats(coordinator)));

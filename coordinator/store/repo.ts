@@ -4,9 +4,13 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
 import type { CoordinatorDb, CoordinatorStore, Statement } from "./db.ts";
 import { TERMINAL_ROLLOUT_STATES, type TerminalRolloutState } from "../rollout-states.ts";
-import { groups, meta, results, rollouts } from "./schema.ts";
+import { groupSampling, groups, meta, results, rollouts, taskStats } from "./schema.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
+export type NewGroupRow = typeof groups.$inferInsert;
+export type GroupSamplingRow = typeof groupSampling.$inferSelect;
+export type NewGroupSamplingRow = typeof groupSampling.$inferInsert;
+export type TaskStatsRow = typeof taskStats.$inferSelect;
 export type RolloutRow = typeof rollouts.$inferSelect;
 export type ResultRow = typeof results.$inferSelect;
 export type NewRollout = typeof rollouts.$inferInsert;
@@ -37,6 +41,20 @@ export interface StoredResult {
   acked: boolean;
 }
 
+/** A group's end, stored in one transaction with what it decided (dynamic sampling, pass rates). */
+export interface GroupCompletion {
+  groupId: string;
+  state: "completed" | "cancelled";
+  rewardStd: number | null;
+  flat: boolean;
+  replacedBy: string | null;
+  replacementExhausted: string | null;
+  /** The task's pass-rate estimate as it now is. */
+  taskStats: TaskStatsRow | null;
+  /** The fresh group started in place of a flat one. */
+  replacement: { group: NewGroupRow; members: NewRollout[]; sampling: NewGroupSamplingRow } | null;
+}
+
 export class CoordinatorRepo {
   private readonly db: CoordinatorDb;
   private readonly atomic: (statements: Statement[]) => Promise<void>;
@@ -46,10 +64,52 @@ export class CoordinatorRepo {
     this.atomic = store.atomic;
   }
 
-  async insertGroup(group: typeof groups.$inferInsert, members: NewRollout[]): Promise<void> {
+  async insertGroup(group: NewGroupRow, members: NewRollout[], sampling?: NewGroupSamplingRow): Promise<void> {
+    await this.atomic(this.groupInserts(group, members, sampling));
+  }
+
+  private groupInserts(group: NewGroupRow, members: NewRollout[], sampling?: NewGroupSamplingRow): Statement[] {
     const statements: Statement[] = [this.db.insert(groups).values(group)];
     for (let i = 0; i < members.length; i += INSERT_CHUNK) statements.push(this.db.insert(rollouts).values(members.slice(i, i + INSERT_CHUNK)));
+    if (sampling) statements.push(this.db.insert(groupSampling).values(sampling));
+    return statements;
+  }
+
+  /**
+   * A group's end with how it was judged, the task's new pass-rate estimate and the group started
+   * in its place, all or nothing: a restart never finds a flat group completed without its
+   * replacement, nor a pass rate counting a group twice.
+   */
+  async completeGroup(done: GroupCompletion, now: number): Promise<void> {
+    const statements: Statement[] = [
+      this.db.update(groups).set({ state: done.state, finishedAt: now }).where(eq(groups.id, done.groupId)),
+      // Groups stored before group_sampling existed have no row: the update then changes nothing.
+      this.db
+        .update(groupSampling)
+        .set({ rewardStd: done.rewardStd, flat: done.flat, replacedBy: done.replacedBy, replacementExhausted: done.replacementExhausted })
+        .where(eq(groupSampling.groupId, done.groupId)),
+    ];
+    if (done.taskStats) {
+      const { taskId: _id, ...values } = done.taskStats;
+      statements.push(this.db.insert(taskStats).values(done.taskStats).onConflictDoUpdate({ target: taskStats.taskId, set: values }));
+    }
+    if (done.replacement) statements.push(...this.groupInserts(done.replacement.group, done.replacement.members, done.replacement.sampling));
     await this.atomic(statements);
+  }
+
+  async groupSampling(groupId: string): Promise<GroupSamplingRow | undefined> {
+    const [row] = await this.db.select().from(groupSampling).where(eq(groupSampling.groupId, groupId));
+    return row;
+  }
+
+  async samplingOfGroups(groupIds: string[]): Promise<GroupSamplingRow[]> {
+    const out: GroupSamplingRow[] = [];
+    for (let i = 0; i < groupIds.length; i += INSERT_CHUNK) out.push(...(await this.db.select().from(groupSampling).where(inArray(groupSampling.groupId, groupIds.slice(i, i + INSERT_CHUNK)))));
+    return out;
+  }
+
+  async loadTaskStats(): Promise<TaskStatsRow[]> {
+    return this.db.select().from(taskStats);
   }
 
   /** One UPDATE per (node, attempt, version): a dispatch round of thousands is a handful of statements. */
@@ -177,14 +237,15 @@ export class CoordinatorRepo {
     return { groups: active, rollouts: open };
   }
 
-  /** Terminal rollouts of the active groups (counts for early stop and completion). */
-  async finishedOfGroups(groupIds: string[]): Promise<Pick<RolloutRow, "id" | "groupId" | "state">[]> {
-    const out: Pick<RolloutRow, "id" | "groupId" | "state">[] = [];
+  /** Terminal rollouts of the active groups, with their result's status and reward (early stop, completion, flatness). */
+  async finishedOfGroups(groupIds: string[]): Promise<(Pick<RolloutRow, "id" | "groupId" | "state"> & { status: string | null; reward: number | null })[]> {
+    const out: (Pick<RolloutRow, "id" | "groupId" | "state"> & { status: string | null; reward: number | null })[] = [];
     for (let i = 0; i < groupIds.length; i += INSERT_CHUNK) {
       out.push(
         ...(await this.db
-          .select({ id: rollouts.id, groupId: rollouts.groupId, state: rollouts.state })
+          .select({ id: rollouts.id, groupId: rollouts.groupId, state: rollouts.state, status: results.status, reward: results.reward })
           .from(rollouts)
+          .leftJoin(results, eq(results.rolloutId, rollouts.id))
           .where(and(inArray(rollouts.groupId, groupIds.slice(i, i + INSERT_CHUNK)), inArray(rollouts.state, [...TERMINAL_ROLLOUT_STATES])))),
       );
     }

@@ -57,3 +57,39 @@ export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/**
+ * Dynamic sampling of a group (one row per group, written with it): what its submit asked of a
+ * flat group, where it sits in a chain of replacements, and — once it completed — how it was
+ * judged and what was done. A group without a row (written before this table) has the defaults.
+ */
+export const groupSampling = sqliteTable("group_sampling", {
+  groupId: text("group_id").primaryKey().references(() => groups.id, { onDelete: "cascade" }),
+  minRewardStd: real("min_reward_std"),
+  /** The submit's replace_flat (ReplaceFlat), inherited by its replacements. */
+  replaceFlat: text("replace_flat", { mode: "json" }).$type<Record<string, unknown>>(),
+  /** The submit's agent, builder, priority and metadata: a `next_task` replacement runs them over another task. */
+  overlay: text("overlay", { mode: "json" }).$type<Record<string, unknown>>(),
+  /** The submitted group this chain of replacements started from (itself for a submitted group). */
+  rootGroupId: text("root_group_id").notNull(),
+  replaces: text("replaces"),
+  replacementIndex: integer("replacement_index").notNull().default(0),
+  rewardStd: real("reward_std"),
+  flat: integer("flat", { mode: "boolean" }),
+  replacedBy: text("replaced_by"),
+  /** Why a flat group that asked for a replacement got none (REPLACEMENT_EXHAUSTED_REASONS). */
+  replacementExhausted: text("replacement_exhausted"),
+});
+
+/** Per-task pass-rate estimate (coordinator/task-stats.ts): decayed sums, updated as groups complete. */
+export const taskStats = sqliteTable("task_stats", {
+  taskId: text("task_id").primaryKey(),
+  /** Decayed count of scored rollouts, of passes (reward ≥ 1) and sum of rewards. */
+  weight: real("weight").notNull(),
+  passSum: real("pass_sum").notNull(),
+  rewardSum: real("reward_sum").notNull(),
+  groups: integer("groups").notNull(),
+  rollouts: integer("rollouts").notNull(),
+  flatGroups: integer("flat_groups").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

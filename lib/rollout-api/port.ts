@@ -4,7 +4,8 @@
 import type { TaskStatus } from "../../protocol/rollout.ts";
 import type { AcceptedTask } from "./submission.ts";
 
-export type SubmitOutcome = { accepted: true } | { accepted: false; status: 409 | 503; detail: string };
+/** 422: the service cannot evaluate the task (a missing requirement, named in `detail`). */
+export type SubmitOutcome = { accepted: true } | { accepted: false; status: 409 | 422 | 503; detail: string };
 
 export interface RolloutApiPort {
   /** Why new tasks are refused right now (a draining node), or null. */

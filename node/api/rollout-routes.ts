@@ -3,6 +3,7 @@
 // task list and health.
 import { Hono } from "hono";
 import type { RolloutApiPort } from "../../lib/rollout-api/port.ts";
+import type { TaskRequest } from "../../protocol/rollout.ts";
 import { rolloutApiRoutes } from "../../lib/rollout-api/routes.ts";
 import type { TaskCatalog } from "../../lib/task-catalog.ts";
 import { SOURCES_MUST_EXIST, type HostPathPolicy } from "../../lib/upload-sources.ts";
@@ -20,6 +21,10 @@ export interface RolloutRouteDeps {
   /** Ready sandboxes per pool key. */
   warm(): Record<string, number>;
   isDraining(): boolean;
+  /** Null when the request's task can be evaluated on this node; why not otherwise (answered 422). */
+  evaluable?(request: TaskRequest): Promise<string | null>;
+  /** Invalid evaluations so far, by cause (served in /rollout/status). */
+  evaluationErrors?(): Record<string, number>;
 }
 
 /**
@@ -36,7 +41,12 @@ export function sandboxHostPaths(policy: SandboxPolicy): HostPathPolicy {
 export function nodeRolloutPort(deps: RolloutRouteDeps): RolloutApiPort {
   return {
     refusal: () => (deps.isDraining() ? "the node is draining and accepts no new tasks" : null),
-    submit: (task) => deps.tasks.submit(task),
+    submit: async (task) => {
+      // A task this node can never score is refused before any rollout is spent on it.
+      const unevaluable = await deps.evaluable?.(task.request);
+      if (unevaluable) return { accepted: false, status: 422, detail: unevaluable };
+      return deps.tasks.submit(task);
+    },
     status: (taskId) => deps.tasks.status(taskId),
     cancel: (taskId) => deps.tasks.cancel(taskId),
     serviceStatus: async () => ({
@@ -45,6 +55,7 @@ export function nodeRolloutPort(deps: RolloutRouteDeps): RolloutApiPort {
       metrics: deps.pipeline.metrics(),
       tasks: deps.tasks.liveCounts(),
       warm_sandboxes: deps.warm(),
+      ...(deps.evaluationErrors ? { evaluation_errors: deps.evaluationErrors() } : {}),
     }),
   };
 }

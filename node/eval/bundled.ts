@@ -26,6 +26,14 @@ export interface BundledTaskSource {
   problem_statement: string;
   FAIL_TO_PASS: string[];
   PASS_TO_PASS: string[];
+  /** What the evaluation needs in the sandbox (evaluator.requires); default from language and parser. */
+  requires?: string[];
+}
+
+/** git applies the patches; python3 (with pytest for pytest tasks) or node runs the tests. */
+export function bundledRequirements(source: Pick<BundledTaskSource, "language" | "parser">): string[] {
+  if (source.language === "javascript") return ["git", "node"];
+  return source.parser === "pytest" ? ["git", "python3", "python3:pytest"] : ["git", "python3"];
 }
 
 export interface BundledPatches {
@@ -62,6 +70,7 @@ export function bundledTaskRow(id: string, source: BundledTaskSource, patches: B
       config: { test_command: source.test_command, parser: source.parser, timeout_seconds: 120 },
       env: {},
       refresh_runtime: true,
+      requires: source.requires ?? bundledRequirements(source),
     },
     patch: patches.patch,
     test_patch: patches.testPatch,

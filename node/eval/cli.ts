@@ -4,18 +4,16 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Task } from "../../protocol/task.ts";
-import { RUNTIME_BACKENDS } from "../../protocol/runtime.ts";
 import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
-import { createDockerRuntime } from "../runtime/docker.ts";
-import { createProcessRuntime } from "../runtime/process.ts";
-import type { SandboxRuntime } from "../runtime/types.ts";
+import { openRuntime, RUNTIME_BACKENDS, runtimeChoices } from "../runtime/registry.ts";
+import { RequirementCheck } from "./requirements.ts";
 import { runtimeSource } from "./sandbox-source.ts";
 import { loadTaskFile } from "../../lib/task-file.ts";
 import { validateTasks, type TaskValidation } from "./validate.ts";
 
 const SUMMARY = "validate a task file: every gold patch must give reward 1 and every unmodified repository reward 0";
 const FLAGS: FlagSpecs = {
-  runtime: { type: "string", help: `sandbox runtime: ${RUNTIME_BACKENDS.join(" | ")}`, default: "docker" },
+  runtime: { type: "string", help: `sandbox runtime: ${runtimeChoices()}`, default: "docker" },
   only: { type: "string", help: "comma-separated task ids to validate (default: all)" },
   concurrency: { type: "string", help: "tasks validated at once", default: "2" },
   json: { type: "boolean", help: "print one JSON object per task instead of the table" },
@@ -28,10 +26,6 @@ function taskFiles(path: string): string[] {
   const files = readdirSync(path).filter((f) => f.endsWith(".jsonl")).sort().map((f) => join(path, f));
   if (files.length === 0) throw new UsageError(`${path}: no .jsonl task files in this folder`);
   return files;
-}
-
-function runtimeFor(backend: (typeof RUNTIME_BACKENDS)[number]): SandboxRuntime {
-  return backend === "docker" ? createDockerRuntime() : createProcessRuntime();
 }
 
 function row(r: TaskValidation): string {
@@ -55,12 +49,14 @@ async function validate(argv: string[]): Promise<void> {
     loaded.issues += one.issues.length;
   }
   const tasks = only ? loaded.tasks.filter((t) => only.includes(t.task_id)) : loaded.tasks;
-  const runtime = runtimeFor(backend);
+  const runtime = await openRuntime(backend, { allowUnisolated: true });
   const nodeId = `polar-validate-${randomBytes(4).toString("hex")}`;
   if (!json) console.log(`${"task".padEnd(40)} gold empty  ok    time   (${tasks.length} tasks, runtime ${backend})`);
   try {
+    const source = runtimeSource(runtime, nodeId);
     const results = await validateTasks(tasks, {
-      source: runtimeSource(runtime, nodeId),
+      source,
+      requirements: new RequirementCheck({ source, backend }),
       concurrency: intFlag(values, "concurrency") ?? 2,
       onResult: (r) => {
         const { gold: _gold, empty: _empty, ...summary } = r;
@@ -68,7 +64,11 @@ async function validate(argv: string[]): Promise<void> {
       },
     });
     const failed = results.filter((r) => !r.ok).length;
-    if (!json) console.log(`${results.length - failed}/${results.length} tasks valid${loaded.issues ? `, ${loaded.issues} malformed row issue(s)` : ""}`);
+    const unevaluable = results.filter((r) => !r.evaluable).length;
+    if (!json) {
+      const notes = [...(unevaluable ? [`${unevaluable} cannot be evaluated on this host`] : []), ...(loaded.issues ? [`${loaded.issues} malformed row issue(s)`] : [])];
+      console.log(`${results.length - failed}/${results.length} tasks valid${notes.length ? `, ${notes.join(", ")}` : ""}`);
+    }
     if (failed > 0 || loaded.issues > 0 || tasks.length === 0) process.exitCode = 1;
   } finally {
     await runtime.removeLeftovers(nodeId).catch(() => undefined);

@@ -1,16 +1,18 @@
 // Why: tasks scored by a command rather than a test suite (Polar's `test_on_output`): the
 // command runs in a fresh sandbox with the agent's patch applied, or in the agent's own sandbox,
 // with the agent's final answer on stdin; or, without a command, the final answer itself is
-// compared. Reward 1 when the exit code and the expected output match.
+// compared. Reward 1 when the exit code and the expected output match. The grading rules that fit
+// a command (grading.ts) make it invalid instead: a timeout, or a command that could not start.
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { BoundedText, EvaluationDetail, EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
 import { PolarError } from "../../protocol/errors.ts";
-import { SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
+import { SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { execLog, headOf, tailOf } from "./bounded.ts";
 import { shellQuote } from "./collect-patch.ts";
-import { freshEvalSandbox, type SandboxSource } from "./sandbox-source.ts";
+import { runnerMissing } from "./grading.ts";
+import { EVALUATION_PATH, freshEvalSandbox, type SandboxSource } from "./sandbox-source.ts";
 
 export const CommandConfig = z.looseObject({
   command: z.union([z.string().min(1), z.array(z.string()).min(1)]).optional(),
@@ -23,8 +25,6 @@ export const CommandConfig = z.looseObject({
   timeout_seconds: z.number().positive().default(300),
 });
 export type CommandConfig = z.infer<typeof CommandConfig>;
-
-const COMMAND_PATH = `${SANDBOX_NODE_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
 
 export interface CommandEvaluation {
   task: Task;
@@ -44,7 +44,7 @@ export function outputMatches(actual: string, expected: string, match: CommandCo
 }
 
 function detail(partial: Partial<EvaluationDetail> & Pick<EvaluationDetail, "status">): EvaluationDetail {
-  return { strategy: "command", reason: null, patch: null, patch_files: [], tests: [], fail_to_pass: null, pass_to_pass: null, logs: {}, exit_code: null, sandbox_id: null, duration_ms: 0, ...partial };
+  return { strategy: "command", evaluation_error: null, reason: null, patch: null, patch_files: [], tests: [], fail_to_pass: null, pass_to_pass: null, logs: {}, exit_code: null, sandbox_id: null, duration_ms: 0, ...partial };
 }
 
 async function sandboxFor(input: CommandEvaluation, config: CommandConfig): Promise<{ sandbox: Sandbox; fresh: boolean }> {
@@ -81,20 +81,25 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
     }
     const run = await sandbox.exec({
       command: typeof config.command === "string" ? ["/bin/sh", "-c", config.command] : config.command,
-      env: { PATH: COMMAND_PATH, ...input.task.evaluator?.env },
+      env: { PATH: EVALUATION_PATH, ...input.task.evaluator?.env },
       stdin: input.finalOutput,
       timeoutMs: config.timeout_seconds * 1000,
       signal: input.signal,
     });
     logs.command = execLog(run);
-    const exitOk = !run.timed_out && run.exit_code === config.expected_exit_code;
+    const judged = { patch: fresh ? headOf(input.patch) : null, logs, exit_code: run.exit_code, sandbox_id: sandbox.id };
+    if (run.timed_out) {
+      return { reward: null, detail: detail({ ...judged, status: "invalid", evaluation_error: "evaluator_timeout", reason: `the command ran over its ${config.timeout_seconds} s timeout`, duration_ms: elapsed() }) };
+    }
+    const missing = config.expected_exit_code === run.exit_code ? null : runnerMissing({ exit_code: run.exit_code, output: `${run.stdout}\n${run.stderr}` }, false);
+    if (missing) {
+      return { reward: null, detail: detail({ ...judged, status: "invalid", evaluation_error: "test_runner_missing", reason: `the command could not start: ${missing}`, duration_ms: elapsed() }) };
+    }
+    const exitOk = run.exit_code === config.expected_exit_code;
     const outputOk = config.expected_output === undefined || outputMatches(run.stdout, config.expected_output, config.match);
     const ok = exitOk && outputOk;
-    const reason = ok ? null : run.timed_out ? `timed out after ${config.timeout_seconds} s` : !exitOk ? `exit code ${run.exit_code}, expected ${config.expected_exit_code}` : "output does not match";
-    return {
-      reward: ok ? 1 : 0,
-      detail: detail({ status: ok ? "passed" : "failed", reason, patch: fresh ? headOf(input.patch) : null, logs, exit_code: run.exit_code, sandbox_id: sandbox.id, duration_ms: elapsed() }),
-    };
+    const reason = ok ? null : !exitOk ? `exit code ${run.exit_code}, expected ${config.expected_exit_code}` : "output does not match";
+    return { reward: ok ? 1 : 0, detail: detail({ ...judged, status: ok ? "passed" : "failed", reason, duration_ms: elapsed() }) };
   } finally {
     if (fresh && input.source) await input.source.release(sandbox).catch(() => undefined);
   }

@@ -1,6 +1,7 @@
 // The evaluators other than swe, and the choice among them: Polar's names accepted, an unknown
 // one refused; session_completed from the harness's exit; none gives no reward; command in a
-// fresh sandbox with the agent's patch, in the agent's sandbox, or on the final answer alone.
+// fresh sandbox with the agent's patch, in the agent's sandbox, or on the final answer alone; the
+// grading rules that fit a command (a runner that is not there, a timeout) make it invalid.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -99,4 +100,22 @@ describe("command evaluator (process runtime)", () => {
     expect((await run({ expected_output: "42" }, "about 42")).reward).toBe(1);
     expect((await run({ expected_output: "^answer: \\d+$", match: "regex" }, "work\nanswer: 42")).reward).toBe(1);
   });
+
+  test("a command that cannot start, or runs over its timeout, is an invalid evaluation: no reward, its cause named", async () => {
+    const agent = await freshEvalSandbox(source, task({ strategy: "command", config: { command: "true" } }), "agent");
+    try {
+      const missing = await evaluate({ task: task({ strategy: "command", config: { command: "polar-no-such-checker answer.txt", sandbox: "agent" } }), agentSandbox: agent, harness: harness(0), rolloutId: "r" });
+      expect([missing.reward, missing.detail.status, missing.detail.evaluation_error]).toEqual([null, "invalid", "test_runner_missing"]);
+      expect(missing.detail.reason).toContain("polar-no-such-checker");
+      const module = await evaluate({ task: task({ strategy: "command", config: { command: "python3 -m polar_no_such_checker", sandbox: "agent" } }), agentSandbox: agent, harness: harness(0), rolloutId: "r" });
+      expect([module.reward, module.detail.evaluation_error]).toEqual([null, "test_runner_missing"]);
+      const slow = await evaluate({ task: task({ strategy: "command", config: { command: "sleep 30", sandbox: "agent", timeout_seconds: 1 } }), agentSandbox: agent, harness: harness(0), rolloutId: "r" });
+      expect([slow.reward, slow.detail.status, slow.detail.evaluation_error]).toEqual([null, "invalid", "evaluator_timeout"]);
+      // Expecting exit 127 is the task's choice: then it is a verdict, not a missing runner.
+      const expected = await evaluate({ task: task({ strategy: "command", config: { command: "polar-no-such-checker", sandbox: "agent", expected_exit_code: 127 } }), agentSandbox: agent, harness: harness(0), rolloutId: "r" });
+      expect([expected.reward, expected.detail.status]).toEqual([1, "passed"]);
+    } finally {
+      await agent.destroy();
+    }
+  }, 120_000);
 });

@@ -28,7 +28,7 @@ export interface EvaluateInput {
   signal?: AbortSignal;
 }
 
-export function evaluatorStrategy(task: Task): EvaluatorStrategy {
+export function evaluatorStrategy(task: { task_id: string; evaluator?: { strategy: string } | null }): EvaluatorStrategy {
   const name = task.evaluator?.strategy ?? "none";
   const parsed = EvaluatorStrategy.safeParse(EVALUATOR_ALIASES[name] ?? name);
   if (!parsed.success) throw new PolarError("bad_request", `task ${task.task_id}: unknown evaluator strategy "${name}"`);
@@ -36,7 +36,7 @@ export function evaluatorStrategy(task: Task): EvaluatorStrategy {
 }
 
 function simpleDetail(strategy: EvaluatorStrategy, status: EvaluationDetail["status"], reason: string | null, exitCode: number | null): EvaluationDetail {
-  return { strategy, status, reason, patch: null, patch_files: [], tests: [], fail_to_pass: null, pass_to_pass: null, logs: {}, exit_code: exitCode, sandbox_id: null, duration_ms: 0 };
+  return { strategy, status, evaluation_error: null, reason, patch: null, patch_files: [], tests: [], fail_to_pass: null, pass_to_pass: null, logs: {}, exit_code: exitCode, sandbox_id: null, duration_ms: 0 };
 }
 
 function need<T>(value: T | undefined, what: string, task: Task): T {

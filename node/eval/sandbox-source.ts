@@ -6,6 +6,9 @@ import type { Task } from "../../protocol/task.ts";
 import { prepareSandbox } from "../runtime/prepare.ts";
 import { RuntimeSpec, SANDBOX_NODE_DIR, type Mount, type Sandbox, type SandboxRuntime } from "../runtime/types.ts";
 
+/** Evaluation commands' PATH: Node.js (mounted at SANDBOX_NODE_DIR) first, then the usual system folders. */
+export const EVALUATION_PATH = `${SANDBOX_NODE_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
+
 /** The part of SandboxPool evaluation uses; a SandboxPool is one. */
 export interface SandboxSource {
   take(spec: RuntimeSpec, labels: { rollout_id: string }, signal?: AbortSignal): Promise<Sandbox>;

@@ -1,17 +1,18 @@
 // Why: the SWE-bench way of scoring an agent: its patch and the task's hidden test patch applied
 // in a fresh sandbox of the task's image, the task's tests run and parsed, reward 1 only when
-// every FAIL_TO_PASS test now passes and every PASS_TO_PASS test still does. A patch that does not
-// apply is the agent's failure (reward 0 with the reason), not an infrastructure error.
+// every FAIL_TO_PASS test now passes and every PASS_TO_PASS test still does (grading.ts). A patch
+// that does not apply is the agent's failure (reward 0 with the reason); a run the grading rules
+// call invalid, or a test patch that does not apply, gives no reward (status invalid, its cause).
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { TestParserName, type BoundedText, type EvaluationDetail, type EvaluationResult, type TestResult } from "../../protocol/evaluation.ts";
+import { TestParserName, type BoundedText, type EvaluationDetail, type EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
 import { PolarError } from "../../protocol/errors.ts";
-import { SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
+import { SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { execLog, headOf } from "./bounded.ts";
 import { patchFiles, shellQuote } from "./collect-patch.ts";
-import { parseTestOutput, type TestReport } from "./parsers/index.ts";
-import { freshEvalSandbox, type SandboxSource } from "./sandbox-source.ts";
+import { gradeTestRun } from "./grading.ts";
+import { EVALUATION_PATH, freshEvalSandbox, type SandboxSource } from "./sandbox-source.ts";
 
 export const SweConfig = z.looseObject({
   test_command: z.string().min(1),
@@ -20,8 +21,6 @@ export const SweConfig = z.looseObject({
 });
 export type SweConfig = z.infer<typeof SweConfig>;
 
-/** Node.js (mounted at SANDBOX_NODE_DIR) first, then the usual system folders. */
-export const TEST_PATH = `${SANDBOX_NODE_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
 const GIT = "git -c safe.directory='*' -c core.autocrlf=false";
 
 export function sweConfig(task: Task): SweConfig {
@@ -43,28 +42,10 @@ export interface SweEvaluation {
   signal?: AbortSignal;
 }
 
-/** Outcome of every named test; tests the run did not report are "missing" (a failure). */
-export function scoreTests(task: Task, report: TestReport): { tests: TestResult[]; resolved: boolean; f2p: number; p2p: number } {
-  const tests: TestResult[] = [];
-  const named = new Set<string>();
-  let f2p = 0;
-  let p2p = 0;
-  for (const [list, names] of [["FAIL_TO_PASS", task.FAIL_TO_PASS], ["PASS_TO_PASS", task.PASS_TO_PASS]] as const) {
-    for (const name of names) {
-      named.add(name);
-      const outcome = report.get(name) ?? "missing";
-      tests.push({ name, outcome, expected: list });
-      if (outcome === "passed") list === "FAIL_TO_PASS" ? f2p++ : p2p++;
-    }
-  }
-  for (const [name, outcome] of report) if (!named.has(name)) tests.push({ name, outcome, expected: null });
-  const resolved = f2p === task.FAIL_TO_PASS.length && p2p === task.PASS_TO_PASS.length;
-  return { tests, resolved, f2p, p2p };
-}
-
 function detail(partial: Partial<EvaluationDetail> & Pick<EvaluationDetail, "status">): EvaluationDetail {
   return {
     strategy: "swe",
+    evaluation_error: null,
     reason: null,
     patch: null,
     patch_files: [],
@@ -128,31 +109,33 @@ export async function evaluateSwePatch(input: SweEvaluation): Promise<Evaluation
       const failed = await applyPatch(sandbox, bytesOf(testPatch), "test", signal);
       if (failed) {
         logs.test_patch = failed;
-        return { reward: 0, detail: detail({ ...common, status: "test_patch_failed", reason: "the task's test patch does not apply after the agent's patch", duration_ms: elapsed() }) };
+        return {
+          reward: null,
+          detail: detail({ ...common, status: "invalid", evaluation_error: "test_patch_failed", reason: "the task's test patch does not apply after the agent's patch", duration_ms: elapsed() }),
+        };
       }
     }
     const run = await sandbox.exec({
       command: ["/bin/sh", "-c", config.test_command],
       cwd: sandbox.spec.workdir,
-      env: { PATH: TEST_PATH, ...task.evaluator?.env },
+      env: { PATH: EVALUATION_PATH, ...task.evaluator?.env },
       timeoutMs: config.timeout_seconds * 1000,
       signal,
       maxOutputBytes: 8 * 1024 * 1024,
     });
     logs.tests = execLog(run);
-    const report = parseTestOutput(config.parser, `${run.stdout}\n${run.stderr}`);
-    const score = scoreTests(task, report);
+    const grade = gradeTestRun(task, config.parser, { exit_code: run.exit_code, timed_out: run.timed_out, output: `${run.stdout}\n${run.stderr}`, timeout_seconds: config.timeout_seconds });
     const counts = {
-      tests: score.tests,
-      fail_to_pass: { passed: score.f2p, total: task.FAIL_TO_PASS.length },
-      pass_to_pass: { passed: score.p2p, total: task.PASS_TO_PASS.length },
+      tests: grade.tests,
+      fail_to_pass: { passed: grade.f2p, total: task.FAIL_TO_PASS.length },
+      pass_to_pass: { passed: grade.p2p, total: task.PASS_TO_PASS.length },
       exit_code: run.exit_code,
     };
-    if (run.timed_out) {
-      return { reward: 0, detail: detail({ ...common, ...counts, status: "tests_timed_out", reason: `tests ran over ${config.timeout_seconds} s`, duration_ms: elapsed() }) };
+    if (!grade.valid) {
+      return { reward: null, detail: detail({ ...common, ...counts, status: "invalid", evaluation_error: grade.error, reason: grade.reason, duration_ms: elapsed() }) };
     }
-    const status = score.resolved ? "resolved" : "unresolved";
-    return { reward: score.resolved ? 1 : 0, detail: detail({ ...common, ...counts, status, duration_ms: elapsed() }) };
+    const status = grade.resolved ? "resolved" : "unresolved";
+    return { reward: grade.resolved ? 1 : 0, detail: detail({ ...common, ...counts, status, duration_ms: elapsed() }) };
   } finally {
     await input.source.release(sandbox).catch(() => undefined);
   }

@@ -1,10 +1,14 @@
 // `polar tasks validate` as CI runs it: every bundled task, gold patch → reward 1, unmodified
-// repository → reward 0, in the process runtime (bwrap) and in Docker; and a broken task fails.
+// repository → reward 0, in the process runtime (bwrap) and in Docker; a broken task fails; a task
+// this host cannot evaluate is reported as such, without running it.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { testNeeding } from "../../test/helpers/host-tools.ts";
 import { BOOKWORM, dockerForTests } from "../runtime/docker-test-env.ts";
+
+const withPytest = testNeeding("pytest");
 
 const ROOT = resolve(import.meta.dir, "../..");
 const TASKS = join(ROOT, "tasks/tasks.jsonl");
@@ -14,6 +18,7 @@ interface Row {
   gold_reward: number | null;
   empty_reward: number | null;
   ok: boolean;
+  evaluable: boolean;
   problem: string | null;
 }
 
@@ -35,7 +40,7 @@ const tmp = mkdtempSync(join(tmpdir(), "polar-validate-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("polar tasks validate", () => {
-  test("every bundled task in the process runtime (bwrap), the task folder given as in the issue (`tasks/`)", () => {
+  withPytest("every bundled task in the process runtime (bwrap), the task folder given as in the issue (`tasks/`)", () => {
     expectAllValid(validate(join(ROOT, "tasks"), ["--runtime", "process"]));
   }, 900_000);
 
@@ -58,6 +63,22 @@ describe("polar tasks validate", () => {
     ]);
     expect(rowsById[0]!.problem).toContain("gold patch gave 0 not 1: unresolved");
   }, 300_000);
+
+  test("a task whose evaluation needs a program this host's sandboxes lack is reported as not evaluable here, and nothing of it runs", () => {
+    const rows = readFileSync(TASKS, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const task = rows.find((r) => r.task_id === "py-lru-get-refresh")!;
+    // Its tests would run with a PATH that holds only the mounted node: no python3 there.
+    const evaluator = { ...(task.evaluator as Record<string, unknown>), env: { PATH: "/polar/node/bin" } };
+    const file = join(tmp, "unevaluable.jsonl");
+    writeFileSync(file, `${JSON.stringify({ ...task, task_id: "py-no-python", evaluator })}\n`);
+    const result = validate(file, ["--runtime", "process"]);
+    expect(result.code).toBe(1);
+    expect(result.rows).toHaveLength(1);
+    const [row] = result.rows;
+    expect([row!.ok, row!.evaluable, row!.gold_reward, row!.empty_reward]).toEqual([false, false, null, null]);
+    expect(row!.problem).toContain("needs git, python3");
+    expect(row!.problem).toContain("python3 is not on the evaluation PATH");
+  }, 120_000);
 });
 
 const docker = await dockerForTests("polar tasks validate (docker)", [BOOKWORM]);

@@ -18,6 +18,7 @@ import { adminRoutes } from "./routes/admin.ts";
 import { llmRoutes } from "./routes/llm.ts";
 import { answerInPathShape, notFound } from "./routes/not-found.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { createSessionService, type SessionService } from "./session-service.ts";
 import { createTokenCounter } from "./token-counter.ts";
 import { TrajectoryService } from "./trajectory-service.ts";
 
@@ -34,6 +35,8 @@ export interface GatewayDeps {
 export interface GatewayApp {
   app: Hono;
   gate: PolicyGate;
+  /** The gateway's sessions as a library (what the session routes serve over HTTP). */
+  sessions: SessionService;
   /** The byte budget every per-session cache shares. */
   cacheBudget: CacheBudget;
   /** Tells the gateway the base URL clients reach it at (known once the server listens). */
@@ -45,7 +48,7 @@ export interface GatewayApp {
 export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const { config, store, backend } = deps;
   const sessions = new SessionsRepo(store.db);
-  const calls = new CallsRepo(store.db, undefined, store.writer);
+  const calls = new CallsRepo(store.db);
   const auth = new SessionAuth(sessions, config.adminToken, config.open);
   const gate = new PolicyGate();
   const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking }, deps.onCall);
@@ -64,10 +67,20 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   });
 
   const app = new Hono();
+  const trajectories = new TrajectoryService(calls, config.tokenizer);
+  const service = createSessionService({
+    sessions,
+    calls,
+    callPath,
+    trajectories,
+    baseUrl: () => baseUrl,
+    socketApp: () => app,
+    adminToken: config.adminToken,
+    maxBodyBytes: config.maxBodyBytes,
+  });
   app.use("*", requestLogging(deps.log ?? stderrLogSink));
   app.get("/health", (c) => c.json({ ok: true, policy_version: gate.policyVersion, paused: gate.isPaused } satisfies Health));
-  const trajectories = new TrajectoryService(calls, config.tokenizer);
-  app.route("/v1/sessions", sessionRoutes({ auth, sessions, calls, callPath, trajectories, bodyLimits, baseUrl: () => baseUrl }));
+  app.route("/v1/sessions", sessionRoutes({ auth, service, bodyLimits }));
   app.route("/v1/admin", adminRoutes(auth, gate, cacheBudget, bodyLimits));
   app.route("/s/:token", llm);
   app.route("/", llm);
@@ -78,6 +91,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   return {
     app,
     gate,
+    sessions: service,
     cacheBudget,
     setBaseUrl(url) {
       if (!config.publicUrl) baseUrl = url;

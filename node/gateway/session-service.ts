@@ -1,15 +1,26 @@
-// Why: the node's pipeline opens and closes gateway sessions as a library call, not over HTTP,
-// and gives each rollout its own unix socket; this service does both through the gateway app's
-// own session routes (in process), so it adds no second code path to the session store.
+// Why: the gateway's sessions as a library — create, open with a rollout's own unix socket,
+// inspect, close, delete, rebuild the trajectory, count recorded failures — one typed service the
+// node's pipeline calls directly (no HTTP, no admin token, no JSON in between) and the session
+// routes (routes/sessions.ts) expose over HTTP as a thin shell.
 import type { Hono } from "hono";
-import { SessionInfo } from "../../protocol/sessions.ts";
-import { PolarError } from "../../protocol/errors.ts";
+import type { RecordedCall } from "../../protocol/calls.ts";
+import type { SessionInfo, SessionTrajectory } from "../../protocol/sessions.ts";
+import type { Strategy } from "../../protocol/trace.ts";
+import { PolarError, type ErrorCode } from "../../protocol/errors.ts";
+import type { CallsRepo } from "../store/calls-repo.ts";
+import type { SessionRow, SessionsRepo } from "../store/sessions-repo.ts";
+import type { CallPath } from "./call-path.ts";
 import { serveSessionSocket, type SessionSocket } from "./session-socket.ts";
+import type { TrajectoryService } from "./trajectory-service.ts";
+import type { RebuildOptions } from "../trajectory/index.ts";
 
 export interface OpenSessionOptions {
   metadata?: Record<string, unknown>;
-  /** Serve this session's LLM routes, and only them, on a new unix socket here. */
-  socketPath?: string;
+  /**
+   * Serve this session's LLM routes, and only them, on a new unix socket in this host folder — one
+   * only the node writes (Sandbox.hostGatewayDir; see session-socket.ts).
+   */
+  socketFolder?: string;
 }
 
 export interface OpenedSession {
@@ -24,60 +35,115 @@ export interface OpenedSession {
 }
 
 export interface SessionService {
+  /** A new session and its token (shown once: it is stored hashed). */
+  create(metadata?: Record<string, unknown>): Promise<SessionInfo>;
+  /** A new session for one rollout, with its own socket when asked. */
   open(options?: OpenSessionOptions): Promise<OpenedSession>;
+  info(id: string): Promise<SessionInfo>;
+  /** Revokes the token (no new calls) and frees the session's caches; keeps the recorded calls. */
+  close(id: string): Promise<SessionInfo>;
+  /** Deletes the session and its recorded calls. */
+  delete(id: string): Promise<void>;
+  calls(id: string): Promise<RecordedCall[]>;
+  trajectory(id: string, strategy: Strategy, options?: Pick<RebuildOptions, "maxContextDrift">): Promise<SessionTrajectory>;
+  /** Recorded calls that failed, by error code (a count in the store: no call is read). */
+  failureCounts(id: string): Promise<Partial<Record<ErrorCode, number>>>;
 }
 
 export interface SessionServiceDeps {
-  app: Hono;
+  sessions: SessionsRepo;
+  calls: CallsRepo;
+  callPath: CallPath;
+  trajectories: TrajectoryService;
+  /** The gateway's base URL as clients reach it. */
+  baseUrl: () => string;
+  /** What a session's socket serves (the gateway app) and its limits. */
+  socketApp: () => Hono;
   adminToken: string;
   maxBodyBytes: number;
 }
 
 export function createSessionService(deps: SessionServiceDeps): SessionService {
-  const call = async (path: string, body: unknown): Promise<unknown> => {
-    const response = await deps.app.fetch(
-      new Request(`http://gateway${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${deps.adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
-      }),
-    );
-    const parsed: unknown = await response.json();
-    if (!response.ok) throw new PolarError("internal", `gateway ${path} answered ${response.status}: ${JSON.stringify(parsed)}`);
-    return parsed;
+  const urls = (token?: string) => {
+    const base = deps.baseUrl();
+    const prefix = token ? `${base}/s/${token}` : base;
+    return { openai_base_url: `${prefix}/v1`, anthropic_base_url: prefix };
+  };
+  const describe = async (row: SessionRow, token?: string): Promise<SessionInfo> => ({
+    id: row.id,
+    ...(token ? { token } : {}),
+    ...urls(token),
+    metadata: row.metadata,
+    created_at: row.createdAt,
+    closed_at: row.closedAt,
+    call_count: await deps.calls.count(row.id),
+  });
+  const mustGet = async (id: string): Promise<SessionRow> => {
+    const row = await deps.sessions.get(id);
+    if (!row) throw new PolarError("not_found", `no session ${id}`);
+    return row;
+  };
+  const revoke = async (id: string): Promise<void> => {
+    await deps.sessions.close(id);
+    deps.callPath.forget(id);
   };
 
   return {
+    async create(metadata = {}) {
+      const { row, token } = await deps.sessions.create(metadata);
+      return describe(row, token);
+    },
+
     async open(options = {}) {
-      const info = SessionInfo.parse(await call("/v1/sessions", { metadata: options.metadata ?? {} }));
-      if (!info.token) throw new PolarError("internal", "the gateway created a session without a token");
-      const token = info.token;
+      const { row, token } = await deps.sessions.create(options.metadata ?? {});
       let socket: SessionSocket | undefined;
       try {
-        if (options.socketPath) socket = await serveSessionSocket({ app: deps.app, token, adminToken: deps.adminToken, path: options.socketPath, maxBodyBytes: deps.maxBodyBytes });
+        if (options.socketFolder) socket = await serveSessionSocket({ app: deps.socketApp(), token, adminToken: deps.adminToken, folder: options.socketFolder, maxBodyBytes: deps.maxBodyBytes });
       } catch (err) {
-        await call(`/v1/sessions/${info.id}/close`, {});
+        await revoke(row.id);
         throw err;
       }
+      const base = urls(token);
       let closed = false;
       return {
-        id: info.id,
+        id: row.id,
         token,
-        openaiBaseUrl: info.openai_base_url,
-        anthropicBaseUrl: info.anthropic_base_url,
+        openaiBaseUrl: base.openai_base_url,
+        anthropicBaseUrl: base.anthropic_base_url,
         ...(socket ? { socket } : {}),
         async close() {
           if (closed) return;
           closed = true;
           await socket?.close();
-          await call(`/v1/sessions/${info.id}/close`, {});
+          await revoke(row.id);
         },
       };
     },
-  };
-}
 
-/** The session service of a gateway started with startGateway (the node agent's, the tests'). */
-export function sessionServiceOf(gateway: { app: Hono; config: { adminToken: string; maxBodyBytes: number } }): SessionService {
-  return createSessionService({ app: gateway.app, adminToken: gateway.config.adminToken, maxBodyBytes: gateway.config.maxBodyBytes });
+    info: async (id) => describe(await mustGet(id)),
+
+    async close(id) {
+      await mustGet(id);
+      await revoke(id);
+      return describe(await mustGet(id));
+    },
+
+    async delete(id) {
+      await mustGet(id);
+      await deps.sessions.delete(id);
+      deps.callPath.forget(id);
+    },
+
+    calls: async (id) => deps.calls.list((await mustGet(id)).id),
+
+    async trajectory(id, strategy, options = {}) {
+      await mustGet(id);
+      return deps.trajectories.rebuild(id, strategy, options);
+    },
+
+    async failureCounts(id) {
+      await mustGet(id);
+      return deps.calls.errorCounts(id);
+    },
+  };
 }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { ADMIN_TOKEN, startStack, type Stack } from "../../test/helpers/stack.ts";
-import { sessionServiceOf, type OpenedSession, type SessionService } from "./session-service.ts";
+import type { OpenedSession, SessionService } from "./session-service.ts";
 
 const OpenAiError = z.object({ error: z.object({ message: z.string(), type: z.string(), code: z.string().nullable() }) });
 const AnthropicError = z.object({ type: z.literal("error"), error: z.object({ type: z.string(), message: z.string() }) });
@@ -23,9 +23,9 @@ let other: OpenedSession;
 
 beforeAll(async () => {
   stack = await startStack({ engine: { script: { steps: [{ text: "hello from the socket" }] } } });
-  service = sessionServiceOf(stack.gateway);
+  service = stack.gateway.sessions;
   dir = await mkdtemp(join(tmpdir(), "polar-sock-"));
-  mine = await service.open({ metadata: { rollout_id: "r-1" }, socketPath: join(dir, "gateway.sock") });
+  mine = await service.open({ metadata: { rollout_id: "r-1" }, socketFolder: dir });
   other = await service.open({ metadata: { rollout_id: "r-2" } });
 });
 afterAll(async () => {
@@ -99,9 +99,12 @@ test("the session API, the admin API, path tokens and other routes are refused",
 });
 
 test("closing the session closes its socket and revokes its token", async () => {
-  const session = await service.open({ socketPath: join(dir, "closing.sock") });
+  const folder = await mkdtemp(join(tmpdir(), "polar-sock-closing-"));
+  const session = await service.open({ socketFolder: folder });
+  expect(existsSync(join(folder, "gateway.sock"))).toBe(true);
   await session.close();
-  expect(existsSync(join(dir, "closing.sock"))).toBe(false);
+  expect(existsSync(join(folder, "gateway.sock"))).toBe(false);
+  await rm(folder, { recursive: true, force: true });
   const tcp = await fetch(`${stack.gateway.url}/v1/chat/completions`, { method: "POST", body: chatBody, headers: { authorization: `Bearer ${session.token}`, "content-type": "application/json" } });
   expect(tcp.status).toBe(401);
   await session.close(); // idempotent
@@ -110,7 +113,7 @@ test("closing the session closes its socket and revokes its token", async () => 
 test("a silent call longer than Bun's default 10 s idle timeout is not cut on the socket", async () => {
   const slow = await startStack({ engine: { script: { steps: [{ text: "slow" }] }, ttftMs: 12_000 }, backendOptions: { timeoutMs: 60_000 } });
   const slowDir = await mkdtemp(join(tmpdir(), "polar-sock-slow-"));
-  const session = await sessionServiceOf(slow.gateway).open({ socketPath: join(slowDir, "gateway.sock") });
+  const session = await slow.gateway.sessions.open({ socketFolder: slowDir });
   try {
     const response = await fetch("http://sandbox/v1/chat/completions", {
       method: "POST",

@@ -1,10 +1,10 @@
 // Why: the gateway serves rebuilt trajectories of a session on demand; this joins the call store
-// to the rebuilding strategies, validates the strategy a client names, and runs the rebuild in a
-// worker (started on first use) so it never stalls the gateway's live calls.
+// to the rebuilding strategies and runs the rebuild in a worker (started on first use) so it
+// never stalls the gateway's live calls. The session's calls are read once per rebuild.
 import type { SessionTrajectory } from "../../protocol/sessions.ts";
 import { PolarError } from "../../protocol/errors.ts";
 import type { CallsRepo } from "../store/calls-repo.ts";
-import { STRATEGIES, type RebuildOptions, type Strategy, type TrajectoryResult } from "../trajectory/index.ts";
+import type { RebuildOptions, Strategy, TrajectoryResult } from "../trajectory/index.ts";
 import type { RebuildJob, RebuildReply } from "./trajectory-worker.ts";
 
 interface Pending {
@@ -22,12 +22,9 @@ export class TrajectoryService {
     private readonly tokenizerFolder?: string,
   ) {}
 
-  async rebuild(sessionId: string, strategy: string, options: Pick<RebuildOptions, "maxContextDrift"> = {}): Promise<SessionTrajectory> {
-    if (!(STRATEGIES as readonly string[]).includes(strategy)) {
-      throw new PolarError("bad_request", `unknown strategy "${strategy}"; expected one of ${STRATEGIES.join(", ")}`);
-    }
+  async rebuild(sessionId: string, strategy: Strategy, options: Pick<RebuildOptions, "maxContextDrift"> = {}): Promise<SessionTrajectory> {
     const calls = await this.calls.list(sessionId);
-    const result = await this.run({ id: this.nextId++, calls, strategy: strategy as Strategy, options, tokenizerFolder: this.tokenizerFolder });
+    const result = await this.run({ id: this.nextId++, calls, strategy, options, tokenizerFolder: this.tokenizerFolder });
     return { session_id: sessionId, ...result };
   }
 

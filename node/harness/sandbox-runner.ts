@@ -1,10 +1,11 @@
 // Why: runs any adapter inside a Sandbox. Its config goes into a private home inside the
 // sandbox, the CLIs come from the read-only harness mounts, and with no network the harness
 // reaches its gateway session only through the loopback bridge: started in the same exec, it
-// listens on 127.0.0.1 inside and forwards to the rollout's unix socket in the run folder.
+// listens on 127.0.0.1 inside and forwards to the rollout's unix socket in the sandbox's
+// read-only gateway folder.
 import { join } from "node:path";
 import { PolarError } from "../../protocol/errors.ts";
-import { SANDBOX_HARNESS_DIR, SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
+import { SANDBOX_GATEWAY_SOCKET, SANDBOX_HARNESS_DIR, SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { SANDBOX_BUN_BIN, SANDBOX_NODE_BIN } from "./sandbox-mounts.ts";
 import type { GatewayEndpoint, HarnessAdapter, HarnessExit, HarnessLimits, HarnessOptions, HarnessOutcome, HarnessSpec } from "./types.ts";
 
@@ -12,14 +13,13 @@ import type { GatewayEndpoint, HarnessAdapter, HarnessExit, HarnessLimits, Harne
 export const SANDBOX_HOME_DIR = "/polar/home";
 /** Where the bridge listens inside the sandbox (its own network namespace: always free). */
 export const DEFAULT_BRIDGE_PORT = 39131;
-export const GATEWAY_SOCKET_NAME = "gateway.sock";
 const BRIDGE_SCRIPT = join(import.meta.dir, "bridge", "bridge.mjs");
 const SANDBOX_BRIDGE_SCRIPT = `${SANDBOX_RUN_DIR}/bridge.mjs`;
 const SANDBOX_PATH = [`${SANDBOX_NODE_DIR}/bin`, "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"].join(":");
 
-/** Where the rollout's gateway socket must be opened on the host (SessionService.open({socketPath})). */
-export function gatewaySocketPath(sandbox: Sandbox): string {
-  return join(sandbox.hostRunDir, GATEWAY_SOCKET_NAME);
+/** Where the rollout's gateway socket must be opened on the host (SessionService.open({ socketFolder })). */
+export function gatewaySocketFolder(sandbox: Sandbox): string {
+  return sandbox.hostGatewayDir;
 }
 
 export interface SandboxHarnessRun {
@@ -81,7 +81,7 @@ export async function runInSandbox(run: SandboxHarnessRun): Promise<SandboxRunRe
   await sandbox.putFiles(launch.files, { mode: 0o600 });
   if (bridged) await sandbox.putFiles({ [SANDBOX_BRIDGE_SCRIPT]: await Bun.file(BRIDGE_SCRIPT).text() }, { mode: 0o644 });
 
-  const bridge = bridged ? [SANDBOX_NODE_BIN, SANDBOX_BRIDGE_SCRIPT, String(port), `${SANDBOX_RUN_DIR}/${GATEWAY_SOCKET_NAME}`, "--"] : [];
+  const bridge = bridged ? [SANDBOX_NODE_BIN, SANDBOX_BRIDGE_SCRIPT, String(port), SANDBOX_GATEWAY_SOCKET, "--"] : [];
   const result = await sandbox.exec({
     command: [...(run.prefix ?? []), ...bridge, ...launch.command],
     cwd: spec.workDir,

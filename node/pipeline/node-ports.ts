@@ -9,7 +9,9 @@ import { getHarness } from "../harness/registry.ts";
 import { runInSandbox } from "../harness/sandbox-runner.ts";
 import { HarnessOptions } from "../harness/types.ts";
 import { prepareSandbox } from "../runtime/prepare.ts";
-import type { HarnessRunner, RolloutEvaluator, SandboxPreparer } from "./ports.ts";
+import { requirementDetail, type RequirementCheck } from "../eval/requirements.ts";
+import type { EvaluabilityCheck, HarnessRunner, RolloutEvaluator, SandboxPreparer } from "./ports.ts";
+import { RolloutFailure } from "./result.ts";
 
 export const runtimePreparer: SandboxPreparer = {
   async prepare(sandbox, actions, signal) {
@@ -81,7 +83,22 @@ export function taskEvaluator(source: SandboxSource, rowOf: (taskId: string) => 
         rolloutId: input.rolloutId,
         signal: input.signal,
       });
+      // Tests that could not judge the agent give no reward: the rollout is an infrastructure failure, masked.
+      if (result.detail.status === "invalid") {
+        throw new RolloutFailure("evaluation_invalid", `${result.detail.evaluation_error}: ${result.detail.reason}`, { ...result.detail, reward_given: false });
+      }
       return { reward: result.reward ?? 0, detail: { ...result.detail, reward_given: result.reward !== null } };
+    },
+  };
+}
+
+/** node/eval's requirement check over the task a request is evaluated against. */
+export function taskEvaluability(requirements: RequirementCheck, rowOf: (taskId: string) => Task | undefined): EvaluabilityCheck {
+  return {
+    async check(request, signal) {
+      const task = taskOfRequest(request, rowOf(request.task_id));
+      const problem = await requirements.check(task, signal);
+      return problem ? { message: problem.message, detail: { ...requirementDetail(task, problem), reward_given: false } } : null;
     },
   };
 }

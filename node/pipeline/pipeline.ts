@@ -166,7 +166,7 @@ export class Pipeline {
   private async finish(r: Rollout, scored: ScoredOutcome | undefined, failure: RolloutFailure | undefined): Promise<void> {
     const partial =
       failure && r.session && !["cancelled", "early_stop", "shutdown"].includes(failure.failureCause)
-        ? ((await within(this.deps.gateway.trajectory(r.session.id, r.strategy), CLEANUP_LIMIT_MS)) ?? null)
+        ? (r.trajectory ?? (await within(this.deps.gateway.trajectory(r.session.id, r.strategy), CLEANUP_LIMIT_MS)) ?? null)
         : null;
     const t0 = performance.now();
     await this.cleanup(r);

@@ -16,7 +16,7 @@ export interface GatewaySession {
   id: string;
   /** The gateway's TCP base URLs and the session token (the harness's API key). */
   endpoint: GatewayEndpoint;
-  /** This session's own unix socket on the host (in the sandbox's run folder), when served. */
+  /** This session's own unix socket on the host (in the sandbox's gateway folder, Sandbox.hostGatewayDir), when served. */
   socketPath?: string;
   /** The same socket as the sandbox sees it. */
   sandboxSocketPath?: string;
@@ -81,4 +81,10 @@ export interface RolloutEvaluator {
   /** Whether this request is evaluated in a fresh sandbox of the task's image. */
   wantsFreshSandbox(request: TaskRequest): boolean;
   evaluate(request: EvaluationRequest): Promise<Evaluation>;
+}
+
+/** Whether a rollout's task can be evaluated on this node; checked at INIT, before any sandbox is taken. */
+export interface EvaluabilityCheck {
+  /** Null when it can; otherwise why not, and the evaluation detail to report (status invalid). */
+  check(request: TaskRequest, signal: AbortSignal): Promise<{ message: string; detail: Record<string, unknown> } | null>;
 }

@@ -19,6 +19,7 @@ export const FAILURE_CAUSES = [
   "harness_start",
   "engine_unreachable",
   "evaluator",
+  "evaluation_invalid",
   "trajectory_build",
   "task_timeout",
   "cancelled",
@@ -34,6 +35,8 @@ export class RolloutFailure extends Error {
   constructor(
     readonly failureCause: FailureCause,
     message: string,
+    /** The evaluation detail of an `evaluation_invalid` failure (status invalid, its evaluation_error). */
+    readonly evaluation?: Record<string, unknown>,
   ) {
     super(message);
     this.name = "RolloutFailure";
@@ -125,10 +128,19 @@ export function completedResult(rollout: Rollout, nodeId: string, scored: Scored
   });
 }
 
-/** A masked result (loss mask all 0, reward 0) naming what failed; traces from the calls recorded so far, if any. */
+/**
+ * A masked result (loss mask all 0, reward 0 on the traces) naming what failed; traces from the
+ * calls recorded so far, if any. An invalid evaluation has no reward in the result's metadata at
+ * all (it was not measured) and names its cause in the training filter and the evaluation detail.
+ */
 export function maskedResult(rollout: Rollout, nodeId: string, failure: RolloutFailure, partial: TrajectoryResult | null): SessionResult {
   const status: SessionResultStatus = failure.failureCause === "task_timeout" ? "TIMEOUT" : "ERROR";
-  const filter: TrainingFilter = { masked: true, reason: status === "TIMEOUT" ? "session_timeout" : "session_error" };
+  const invalid = failure.failureCause === "evaluation_invalid";
+  const filter: TrainingFilter = {
+    masked: true,
+    reason: status === "TIMEOUT" ? "session_timeout" : "session_error",
+    ...(invalid ? { cause: "evaluation_invalid", evaluation_error: failure.evaluation?.evaluation_error ?? null } : {}),
+  };
   const error = `${failure.failureCause}: ${failure.message}`;
   return SessionResult.parse({
     session_id: rollout.id,
@@ -143,6 +155,9 @@ export function maskedResult(rollout: Rollout, nodeId: string, failure: RolloutF
     timing: timingOf(rollout),
     node_id: nodeId,
     error,
-    metadata: baseMetadata(rollout, { reward: 0, failure: { cause: failure.failureCause, message: failure.message } }),
+    metadata: baseMetadata(rollout, {
+      ...(invalid ? { evaluation: failure.evaluation ?? null } : { reward: 0 }),
+      failure: { cause: failure.failureCause, message: failure.message },
+    }),
   });
 }

@@ -3,7 +3,7 @@
 // (a listener that throws is reported and cannot fail the move).
 import { EventBus, type ListenerErrorSink } from "../../lib/events.ts";
 import type { SessionTimingInput, TaskRequest } from "../../protocol/rollout.ts";
-import type { Strategy } from "../../protocol/trace.ts";
+import type { Strategy, TrajectoryResult } from "../../protocol/trace.ts";
 import { PolarError } from "../../protocol/errors.ts";
 import type { HarnessKind } from "../harness/registry.ts";
 import type { Sandbox } from "../runtime/types.ts";
@@ -46,6 +46,8 @@ export interface Rollout {
   session?: GatewaySession;
   outcome?: HarnessRunOutcome;
   agentTimedOut?: boolean;
+  /** The rebuilt trajectory, once POSTRUN built it (a later failure reuses it rather than rebuild). */
+  trajectory?: TrajectoryResult;
 }
 
 export function newRollout(init: Pick<Rollout, "id" | "taskId" | "sampleIndex" | "request" | "harness" | "strategy">): Rollout {

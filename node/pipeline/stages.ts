@@ -5,7 +5,7 @@ import type { RuntimeSpec } from "../../protocol/runtime.ts";
 import type { SandboxPool } from "../runtime/types.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import { untilAborted } from "./abortable.ts";
-import type { Evaluation, GatewaySessions, HarnessRunOutcome, HarnessRunner, RolloutEvaluator, SandboxPreparer } from "./ports.ts";
+import type { Evaluation, EvaluabilityCheck, GatewaySessions, HarnessRunOutcome, HarnessRunner, RolloutEvaluator, SandboxPreparer } from "./ports.ts";
 import { RolloutFailure, named, type ScoredOutcome } from "./result.ts";
 import type { Rollout } from "./rollout.ts";
 
@@ -16,13 +16,17 @@ export interface StageDeps {
   gateway: GatewaySessions;
   runner: HarnessRunner;
   evaluator: RolloutEvaluator;
+  /** A task that cannot be evaluated here fails at INIT, with the cause, instead of running. */
+  evaluability?: EvaluabilityCheck;
 }
 
 const since = (t0: number) => performance.now() - t0;
 
-/** INIT: a warm sandbox for the task's image, then the task's prepare actions. */
+/** INIT: the task's evaluation requirements, a warm sandbox for its image, then its prepare actions. */
 export async function initStage(r: Rollout, spec: RuntimeSpec, deps: StageDeps): Promise<void> {
   const signal = r.abort.signal;
+  const unevaluable = await named("evaluator", async () => (await deps.evaluability?.check(r.request, signal)) ?? null);
+  if (unevaluable) throw new RolloutFailure("evaluation_invalid", unevaluable.message, unevaluable.detail);
   let t0 = performance.now();
   r.sandbox = await named("sandbox_start", () => deps.pool.take(spec, { rollout_id: r.id }, signal));
   r.timing.container_start_ms = since(t0);
@@ -98,9 +102,9 @@ export async function postrunStage(r: Rollout, spec: RuntimeSpec, deps: StageDep
   };
   const build = async () => {
     const t0 = performance.now();
-    const trajectory = await named("trajectory_build", () => untilAborted(deps.gateway.trajectory(r.session!.id, r.strategy), signal));
+    r.trajectory = await named("trajectory_build", () => untilAborted(deps.gateway.trajectory(r.session!.id, r.strategy), signal));
     r.timing.build_ms = since(t0);
-    return trajectory;
+    return r.trajectory;
   };
   const [ev, trajectory] = await Promise.allSettled([evaluation(), build()]);
   if (signal.aborted) throw signal.reason;

@@ -3,8 +3,9 @@
 // pids limit and, where the engine's storage supports it, a disk limit) and the labels that let a
 // restarted node find its own leftovers.
 import type { ContainerCreateOptions } from "dockerode";
+import { JOBS_IN_SANDBOX } from "./reader-job.ts";
 import { DEFAULT_SANDBOX_LIMITS, effectivePidsLimit, type SandboxLimits } from "./sandbox-limits.ts";
-import { SANDBOX_RUN_DIR, type Mount, type RuntimeSpec } from "./types.ts";
+import { SANDBOX_GATEWAY_DIR, SANDBOX_RUN_DIR, type Mount, type RuntimeSpec } from "./types.ts";
 
 export const LABEL_NODE_ID = "polar.node_id";
 export const LABEL_ROLLOUT_ID = "polar.rollout_id";
@@ -18,6 +19,10 @@ export interface ContainerPlan {
   labels: { node_id: string; rollout_id?: string };
   mounts: Mount[];
   hostRunDir: string;
+  /** Only the node writes here; the container sees it read-only (the gateway socket's folder). */
+  hostGatewayDir: string;
+  /** Only the node writes here; the container sees it read-only at JOBS_IN_SANDBOX (job scripts). */
+  hostJobsDir: string;
   /** docker-init as PID 1 (reaps the zombies that agents' background processes leave). */
   init: boolean;
   /** The operator's limits; default DEFAULT_SANDBOX_LIMITS. */
@@ -36,6 +41,8 @@ export function containerOptions(plan: ContainerPlan): ContainerCreateOptions {
   if (plan.labels.rollout_id) labels[LABEL_ROLLOUT_ID] = plan.labels.rollout_id;
   const binds = [
     `${plan.hostRunDir}:${SANDBOX_RUN_DIR}:rw`,
+    `${plan.hostJobsDir}:${JOBS_IN_SANDBOX}:ro`,
+    `${plan.hostGatewayDir}:${SANDBOX_GATEWAY_DIR}:ro`,
     ...plan.mounts.map((m) => `${m.host}:${m.sandbox}:${m.readonly ? "ro" : "rw"}`),
   ];
   const memory = spec.memory_mb === undefined ? undefined : spec.memory_mb * 1024 * 1024;

@@ -2,20 +2,23 @@
 // ~50 ms idle, 150+ ms on a loaded host), cannot kill what it started, and keeps the output
 // stream open while any background child holds it. So every command runs through a *reader*: an
 // exec'd `sh` (a session leader: runc calls setsid) that reads one job id from its stdin and
-// sources the job script the host wrote into the run folder. A reader can be started ahead of
-// time (armed), so a hand-out costs one write and a fork, not a runc exec. The job records its
-// pid and exit code in the run folder, then kills its process group so leftovers cannot hold
-// the stream; a timeout or abort kills that group from a second exec. Output is demultiplexed
-// and kept up to a bound, the rest counted.
+// sources the job script the host wrote into the jobs folder (a host folder only the node
+// writes, bound read-only at JOBS_IN_SANDBOX, so one plain write: the container can neither
+// rewrite a job nor plant a link there). A reader can be started ahead of time (armed), so a
+// hand-out costs one write and a fork, not a runc exec. The job records its pid and exit code in
+// the run folder (which the container writes: read back without following links), then kills
+// its process group so leftovers cannot hold the stream; a timeout or abort kills that group
+// from a second exec. Output is demultiplexed and kept up to a bound, the rest counted.
 import { randomBytes } from "node:crypto";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type Docker from "dockerode";
 import { PolarError } from "../../protocol/errors.ts";
 import { BoundedOutput, DEFAULT_MAX_OUTPUT_BYTES } from "./bounded-output.ts";
-import { EXEC_STATE_DIR, JOBS_IN_SANDBOX, jobParts, quote, READER_SCRIPT } from "./reader-job.ts";
-import type { ExecRequest, ExecResult } from "./types.ts";
+import { jobParts, quote, READER_SCRIPT } from "./reader-job.ts";
+import { SANDBOX_RUN_DIR, type ExecRequest, type ExecResult } from "./types.ts";
 
 const PID_WAIT_MS = 5_000;
 const POLL_MS = 10;
@@ -34,6 +37,8 @@ export interface ExecTarget {
   docker: Docker;
   container: Docker.Container;
   hostRunDir: string;
+  /** Bound read-only at JOBS_IN_SANDBOX; only the node writes here. */
+  hostJobsDir: string;
   defaultCwd: string;
 }
 
@@ -55,16 +60,30 @@ function waitForEnd(stream: NodeJS.ReadableStream): Promise<void> {
   });
 }
 
+/** A number the job wrote into the run folder; a link planted in its place is not followed (null). */
 async function readNumber(path: string): Promise<number | null> {
-  const text = await readFile(path, "utf8").catch(() => "");
+  let text = "";
+  try {
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      text = await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return null;
+  }
   const value = Number.parseInt(text.trim(), 10);
   return Number.isFinite(value) ? value : null;
 }
 
+/** A job's state file (`pid`, `code`), in the run folder itself: no folder of the container's on the way. */
+const stateName = (id: string, suffix: string) => `.job-${id}.${suffix}`;
+
 /** The script a reader sources: pid, cwd, env, the command, its exit code, then the group's end. */
 function jobScript(id: string, request: ExecRequest, defaultCwd: string): string {
   const job = jobParts(request, defaultCwd);
-  const state = (suffix: string) => quote(`${JOBS_IN_SANDBOX}/${id}.${suffix}`);
+  const state = (suffix: string) => quote(`${SANDBOX_RUN_DIR}/${stateName(id, suffix)}`);
   return [
     `echo $$ > ${state("pid")}`,
     `${job.cd} || { echo 1 > ${state("code")}; kill -9 0; }`,
@@ -105,8 +124,7 @@ export function discardReader(reader: Reader): void {
 export async function runOnReader(target: ExecTarget, reader: Reader, request: ExecRequest): Promise<ExecResult> {
   const started = performance.now();
   const id = randomBytes(8).toString("hex");
-  const stateDir = join(target.hostRunDir, EXEC_STATE_DIR);
-  const files = { script: join(stateDir, `${id}.sh`), pid: join(stateDir, `${id}.pid`), code: join(stateDir, `${id}.code`) };
+  const files = { script: join(target.hostJobsDir, `${id}.sh`), pid: join(target.hostRunDir, stateName(id, "pid")), code: join(target.hostRunDir, stateName(id, "code")) };
   let script: string;
   try {
     script = jobScript(id, request, target.defaultCwd);

@@ -1,7 +1,8 @@
 // Why: the sandbox on a real Docker engine (dockerode, DOCKER_HOST or the default socket): an
 // idle container per sandbox, commands through exec, files through the archive API, a private
-// host run folder bind-mounted at SANDBOX_RUN_DIR, and labels so that a restarted node removes
-// what its earlier life left behind.
+// host run folder bind-mounted at SANDBOX_RUN_DIR, a host folder for the gateway socket bound
+// read-only at SANDBOX_GATEWAY_DIR, and labels so that a restarted node removes what its earlier
+// life left behind.
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,7 +21,7 @@ import { RuntimeSpec, type ExecRequest, type ExecResult, type Sandbox, type Sand
 export interface DockerRuntimeOptions {
   /** Default: `new Docker()` (DOCKER_HOST or /var/run/docker.sock). */
   docker?: Docker;
-  /** Folder holding `<node id>/<sandbox id>/` run folders; default `$TMPDIR/polar-docker-runs`. */
+  /** Folder holding `<node id>/<sandbox id>/{run,gateway}` folders; default `$TMPDIR/polar-docker-runs`. */
   runRoot?: string;
   /** docker-init as PID 1; default true. */
   init?: boolean;
@@ -60,6 +61,8 @@ function isNotFound(err: unknown): boolean {
 
 class DockerSandbox implements Sandbox {
   readonly backend = "docker" as const;
+  readonly hostRunDir: string;
+  readonly hostGatewayDir: string;
   private destroying: Promise<void> | undefined;
   /** Readers started ahead of the next execs (see docker-exec.ts). */
   private readonly standby: ReaderStandby<Reader>;
@@ -69,12 +72,15 @@ class DockerSandbox implements Sandbox {
     readonly id: string,
     readonly spec: RuntimeSpec,
     readonly policy: SandboxPolicy,
-    readonly hostRunDir: string,
+    private readonly sandboxDir: string,
     docker: Docker,
     private readonly container: Docker.Container,
     standbyReaders: number,
   ) {
-    const target: ExecTarget = { docker, container, hostRunDir, defaultCwd: spec.workdir };
+    const folders = sandboxFolders(sandboxDir);
+    this.hostRunDir = folders.run;
+    this.hostGatewayDir = folders.gateway;
+    const target: ExecTarget = { docker, container, hostRunDir: folders.run, hostJobsDir: folders.jobs, defaultCwd: spec.workdir };
     this.target = target;
     this.standby = new ReaderStandby(standbyReaders, { start: () => startReader(target), usable: (r) => !r.isEnded(), discard: discardReader });
   }
@@ -167,10 +173,18 @@ class DockerSandbox implements Sandbox {
       await this.container.remove({ force: true, v: true }).catch((err) => {
         if (!isNotFound(err) && !/already in progress/.test(String(err))) throw dockerError(err, `remove ${this.id}`);
       });
-      await rm(this.hostRunDir, { recursive: true, force: true });
+      await rm(this.sandboxDir, { recursive: true, force: true });
     })();
     return this.destroying;
   }
+}
+
+/**
+ * A sandbox's host folders: the run folder the container writes; the gateway socket's folder and
+ * the job scripts' folder, which only the node writes and the container sees read-only.
+ */
+function sandboxFolders(sandboxDir: string): { run: string; gateway: string; jobs: string } {
+  return { run: join(sandboxDir, "run"), gateway: join(sandboxDir, "gateway"), jobs: join(sandboxDir, "jobs") };
 }
 
 export function createDockerRuntime(options: DockerRuntimeOptions = {}): SandboxRuntime {
@@ -204,19 +218,22 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
       const spec = RuntimeSpec.parse(create.spec);
       assertRuntimeAllowed(spec, policy);
       const sandboxId = `d-${randomBytes(6).toString("hex")}`;
-      const hostRunDir = join(runRoot, create.labels.node_id, sandboxId);
-      await mkdir(join(hostRunDir, EXEC_STATE_DIR), { recursive: true, mode: 0o755 });
-      const plan = { sandboxId, spec, labels: create.labels, mounts: create.mounts ?? [], hostRunDir, init };
+      const sandboxDir = join(runRoot, create.labels.node_id, sandboxId);
+      const folders = sandboxFolders(sandboxDir);
+      // The jobs folder's mount point inside the run folder, made before the container can write there.
+      await mkdir(join(folders.run, EXEC_STATE_DIR), { recursive: true, mode: 0o755 });
+      for (const folder of [folders.gateway, folders.jobs]) await mkdir(folder, { mode: 0o755 });
+      const plan = { sandboxId, spec, labels: create.labels, mounts: create.mounts ?? [], hostRunDir: folders.run, hostGatewayDir: folders.gateway, hostJobsDir: folders.jobs, init };
       let container: Docker.Container | undefined;
       try {
         container = await createContainer(plan);
         await container.start();
       } catch (err) {
         await container?.remove({ force: true }).catch(() => undefined);
-        await rm(hostRunDir, { recursive: true, force: true });
+        await rm(sandboxDir, { recursive: true, force: true });
         throw dockerError(err, `create sandbox from ${spec.image}`);
       }
-      const sandbox = new DockerSandbox(sandboxId, spec, policy, hostRunDir, docker, container, standbyReaders);
+      const sandbox = new DockerSandbox(sandboxId, spec, policy, sandboxDir, docker, container, standbyReaders);
       await sandbox.arm();
       return sandbox;
     },

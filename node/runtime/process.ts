@@ -13,6 +13,7 @@ import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { PolarError } from "../../protocol/errors.ts";
+import { warnOnce } from "../../lib/warn-once.ts";
 import type { Subprocess } from "bun";
 import { findBwrap, systemSymlinks } from "./bwrap.ts";
 import { bwrapJobScript, readerAlive, runJob, startBwrapReader, type BwrapReader, type BwrapReaderSetup } from "./bwrap-reader.ts";
@@ -26,6 +27,7 @@ import { packDirectory } from "./tar.ts";
 import { killProcessGroup, spawnCapture, toExecResult, type SpawnCaptureResult } from "./spawn-capture.ts";
 import {
   RuntimeSpec,
+  SANDBOX_GATEWAY_DIR,
   SANDBOX_RUN_DIR,
   type ExecRequest,
   type ExecResult,
@@ -40,7 +42,7 @@ export interface ProcessRuntimeOptions {
   root?: string;
   /** Path of bwrap, or null to run unisolated; default: bwrap on PATH. */
   bwrap?: string | null;
-  /** Where the "not isolated" warning goes; default console.warn. */
+  /** Where the "not isolated" warning goes; default: stderr, once per process. */
   warn?: (message: string) => void;
   /**
    * bwrap readers kept started ahead of commands (see bwrap-reader.ts), ready before create()
@@ -67,6 +69,8 @@ export function defaultProcessRoot(): string {
 class ProcessSandbox implements Sandbox {
   readonly backend = "process" as const;
   readonly hostRunDir: string;
+  /** Beside the sandbox's root, bound read-only at SANDBOX_GATEWAY_DIR: the sandbox cannot plant links in it. */
+  readonly hostGatewayDir: string;
   readonly isolated: boolean;
   private readonly rootDir: string;
   /**
@@ -96,6 +100,7 @@ class ProcessSandbox implements Sandbox {
     this.rootDir = join(dir, "fs");
     this.jobsDir = join(dir, "jobs");
     this.hostRunDir = join(this.rootDir, ...SANDBOX_RUN_DIR.split("/").filter(Boolean));
+    this.hostGatewayDir = join(dir, "gateway");
     this.mappings = [
       { sandbox: "/", host: this.rootDir, writable: true },
       ...mounts.map((m) => ({ sandbox: posix.normalize(m.sandbox), host: m.host, writable: !m.readonly })),
@@ -106,9 +111,10 @@ class ProcessSandbox implements Sandbox {
   async init(nodeId: string): Promise<void> {
     await mkdir(this.rootDir, { mode: 0o755 });
     await mkdir(this.jobsDir, { mode: 0o755 });
+    await mkdir(this.hostGatewayDir, { mode: 0o755 });
     if (this.limiter) this.limitsInForce = await this.limiter.setUp(nodeId, this.id, this.rootDir, this.spec);
     for (const link of systemSymlinks()) await symlink(link.target, join(this.rootDir, link.path));
-    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, JOBS_IN_SANDBOX]) {
+    for (const folder of [this.spec.workdir, "/tmp", SANDBOX_HOME, JOBS_IN_SANDBOX, SANDBOX_GATEWAY_DIR]) {
       await mkdirSandbox(resolveSandboxPath(this.mappings, folder));
     }
     if (this.bwrap) this.standby = this.readers(this.bwrap);
@@ -125,7 +131,12 @@ class ProcessSandbox implements Sandbox {
     const limiter = this.limiter;
     const setup: BwrapReaderSetup = {
       bwrap,
-      layout: { rootDir: this.rootDir, mounts: [...this.mounts, { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true }], network: this.spec.network, capAdd: this.spec.cap_add },
+      layout: {
+        rootDir: this.rootDir,
+        mounts: [...this.mounts, { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true }, { host: this.hostGatewayDir, sandbox: SANDBOX_GATEWAY_DIR, readonly: true }],
+        network: this.spec.network,
+        capAdd: this.spec.cap_add,
+      },
       cwd: this.spec.workdir,
       env: this.baseEnv(),
       hostCwd: this.rootDir,
@@ -279,7 +290,7 @@ async function markedProcesses(prefix: string): Promise<number[]> {
 export function createProcessRuntime(options: ProcessRuntimeOptions = {}): SandboxRuntime {
   const root = options.root ?? defaultProcessRoot();
   const bwrap = options.bwrap === undefined ? findBwrap() : options.bwrap;
-  const warn = options.warn ?? ((message: string) => console.warn(message));
+  const warn = options.warn ?? warnOnce;
   const standbyReaders = options.standbyReaders ?? 2;
   const policy = options.policy ?? TRUSTED_CALLER_POLICY;
   let limiter: ProcessLimiter | null = null;

@@ -6,7 +6,7 @@
 import { PolarError } from "../../protocol/errors.ts";
 import { SANDBOX_RUN_DIR, type ExecRequest } from "./types.ts";
 
-/** Where job scripts (and docker's pid and exit-code files) live, inside the run folder. */
+/** Where job scripts live inside the run folder: a host folder only the node writes, bound read-only there. */
 export const EXEC_STATE_DIR = ".exec";
 export const JOBS_IN_SANDBOX = `${SANDBOX_RUN_DIR}/${EXEC_STATE_DIR}`;
 /** The reader shell's script: one job id from stdin, then that job; the rest of stdin is the job's. */

@@ -31,6 +31,11 @@ export interface ExecResult {
 
 /** Where a sandbox sees its private run folder (Sandbox.hostRunDir). */
 export const SANDBOX_RUN_DIR = "/polar/run";
+/** Where a sandbox sees, read-only, the folder holding its rollout's gateway socket (Sandbox.hostGatewayDir). */
+export const SANDBOX_GATEWAY_DIR = "/polar/gateway";
+/** The rollout's gateway socket's name in that folder. */
+export const GATEWAY_SOCKET_NAME = "gateway.sock";
+export const SANDBOX_GATEWAY_SOCKET = `${SANDBOX_GATEWAY_DIR}/${GATEWAY_SOCKET_NAME}`;
 /** Where the node's installed harness CLIs and a Node.js runtime are mounted read-only. */
 export const SANDBOX_HARNESS_DIR = "/polar/harnesses";
 export const SANDBOX_NODE_DIR = "/polar/node";
@@ -53,12 +58,16 @@ export interface Sandbox {
   readonly id: string;
   readonly backend: RuntimeBackend;
   readonly spec: RuntimeSpec;
-  /**
-   * A host folder private to this sandbox, mounted read-write at SANDBOX_RUN_DIR inside it.
-   * Prewarmed sandboxes exist before their rollout does, so the rollout's gateway unix socket is
-   * created here later (bind mounts cannot be added to a running container).
-   */
+  /** A host folder private to this sandbox, mounted read-write at SANDBOX_RUN_DIR inside it. */
   readonly hostRunDir: string;
+  /**
+   * A host folder private to this sandbox that only the node writes, mounted read-only at
+   * SANDBOX_GATEWAY_DIR inside it. Prewarmed sandboxes exist before their rollout does, so the
+   * rollout's gateway unix socket is created here later (bind mounts cannot be added to a running
+   * container) — never in a folder the sandbox can write, where a planted symlink would turn the
+   * node's unlink, bind and chmod on a host path of the sandbox's choosing.
+   */
+  readonly hostGatewayDir: string;
   /**
    * False when commands run as plain host processes (the process runtime without bwrap): sandbox
    * paths then mean nothing to them, so harnesses must run with runOnHost instead.

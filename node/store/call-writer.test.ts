@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { LibsqlError } from "@libsql/client";
+import { SQLiteError } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,34 +46,34 @@ function call(session_id: string, seq: number, prompt_ids: number[]): RecordedCa
 }
 
 describe("the per-call insert", () => {
-  test("the store's own connection writes the same rows as drizzle's insert", async () => {
+  test("the prepared insert writes the rows drizzle's own insert writes (same SQL, same column encoders)", async () => {
     const stores = [await openNodeStore(tempDb()), await openNodeStore(tempDb())];
-    expect(stores[0]!.writer).not.toBeNull();
-    const rows = [];
-    for (const [i, store] of stores.entries()) {
-      await store.db.insert(sessions).values({ id: "ses_1", tokenHash: "h", metadata: {}, createdAt: "t" });
-      const repo = new CallsRepo(store.db, undefined, i === 0 ? store.writer : null);
-      for (let seq = 0; seq < 3; seq++) await repo.insert(call("ses_1", seq, [1, 2, 3, ...Array.from({ length: seq }, (_, k) => 10 + k)]));
-      rows.push(await store.db.select().from(calls));
-      expect(await repo.list("ses_1")).toEqual([0, 1, 2].map((seq) => call("ses_1", seq, [1, 2, 3, ...Array.from({ length: seq }, (_, k) => 10 + k)])));
-      store.close();
-    }
-    expect(rows[0]!.length).toBe(3);
-    expect(rows[0]).toEqual(rows[1]!);
+    for (const store of stores) await store.db.insert(sessions).values({ id: "ses_1", tokenHash: "h", metadata: {}, createdAt: "t" });
+    const repo = new CallsRepo(stores[0]!.db);
+    const recorded = [0, 1, 2].map((seq) => call("ses_1", seq, [1, 2, 3, ...Array.from({ length: seq }, (_, k) => 10 + k)]));
+    for (const c of recorded) await repo.insert(c);
+    const written = await stores[0]!.db.select().from(calls);
+    expect(written.length).toBe(3);
+    // The same rows through drizzle's query builder: identical columns and bytes read back.
+    for (const row of written) await stores[1]!.db.insert(calls).values(row);
+    expect(await stores[1]!.db.select().from(calls)).toEqual(written);
+    const raw = (store: (typeof stores)[number]) => store.db.$client.query("SELECT * FROM calls ORDER BY seq").all();
+    expect(raw(stores[0]!)).toEqual(raw(stores[1]!));
+    expect(await repo.list("ses_1")).toEqual(recorded);
+    for (const store of stores) store.close();
   });
 
-  test("a call of a deleted session fails as not_found, caused by the foreign-key violation @libsql/client would report", async () => {
+  test("a call of a deleted session fails as not_found, caused by SQLite's foreign-key violation", async () => {
     const store = await openNodeStore(tempDb());
     const { row } = await new SessionsRepo(store.db).create({});
-    const repo = new CallsRepo(store.db, undefined, store.writer);
+    const repo = new CallsRepo(store.db);
     await new SessionsRepo(store.db).delete(row.id);
     const failure = await repo.insert(call(row.id, 0, [1])).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(PolarError);
     expect((failure as PolarError).code).toBe("not_found");
     const cause = (failure as PolarError).cause;
-    expect(cause).toBeInstanceOf(LibsqlError);
-    expect((cause as LibsqlError).code).toBe("SQLITE_CONSTRAINT");
-    expect((cause as LibsqlError).extendedCode).toBe("SQLITE_CONSTRAINT_FOREIGNKEY");
+    expect(cause).toBeInstanceOf(SQLiteError);
+    expect((cause as SQLiteError).code).toBe("SQLITE_CONSTRAINT_FOREIGNKEY");
     store.close();
   });
 
@@ -83,7 +83,7 @@ describe("the per-call insert", () => {
     const sessionsRepo = new SessionsRepo(store.db);
     const [kept, deleted] = [(await sessionsRepo.create({})).row, (await sessionsRepo.create({})).row];
     await sessionsRepo.delete(deleted.id);
-    const repo = new CallsRepo(store.db, undefined, store.writer);
+    const repo = new CallsRepo(store.db);
     const outcomes = await Promise.allSettled([
       repo.insert(call(kept.id, 0, [1])),
       repo.insert(call(deleted.id, 0, [1])),
@@ -91,7 +91,7 @@ describe("the per-call insert", () => {
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     const failure = (outcomes[1] as PromiseRejectedResult).reason as PolarError;
-    expect([failure.code, (failure.cause as LibsqlError).code]).toEqual(["not_found", "SQLITE_CONSTRAINT"]);
+    expect([failure.code, (failure.cause as SQLiteError).code]).toEqual(["not_found", "SQLITE_CONSTRAINT_FOREIGNKEY"]);
     store.close();
     // Committed: a fresh process sees both calls of the kept session.
     const reopened = await openNodeStore(path);
@@ -99,13 +99,12 @@ describe("the per-call insert", () => {
     reopened.close();
   });
 
-  test("an in-memory store has no second connection and records through drizzle", async () => {
+  test("an in-memory store records through the same prepared insert", async () => {
     const store = await openNodeStore(":memory:");
-    expect(store.writer).toBeNull();
     const { row } = await new SessionsRepo(store.db).create({});
-    const repo = new CallsRepo(store.db, undefined, store.writer);
-    await repo.insert(call(row.id, 0, [1, 2]));
-    expect(await repo.list(row.id)).toEqual([call(row.id, 0, [1, 2])]);
+    const repo = new CallsRepo(store.db);
+    await Promise.all([repo.insert(call(row.id, 0, [1, 2])), repo.insert(call(row.id, 1, [1, 2, 7, 3]))]);
+    expect(await repo.list(row.id)).toEqual([call(row.id, 0, [1, 2]), call(row.id, 1, [1, 2, 7, 3])]);
     store.close();
   });
 });

@@ -1,12 +1,11 @@
 // Why: the insert of a recorded call runs once per LLM call, before the answer leaves. Through
-// drizzle and @libsql/client it cost ~0.3 ms of CPU per call (the client re-prepares the statement
-// and probes it by catching an exception every time; drizzle re-maps the row), several times
-// SQLite's own work. This prepares the insert once on a connection of the store's own and binds
-// values with the schema's own column encoders, so the SQL and the stored bytes stay drizzle's;
-// calls finishing together share one commit.
-import { LibsqlError } from "@libsql/client";
+// drizzle's query builder it would build the SQL, map the row and prepare a new statement every
+// time (several times SQLite's own work, and a statement per call holding its bound ~100 KB until
+// the GC finalizes it). This prepares the insert once on the store's connection and binds values
+// with the schema's own column encoders, so the SQL and the stored bytes stay drizzle's; calls
+// finishing together share one commit.
+import type { Statement as PreparedStatement, SQLQueryBindings } from "bun:sqlite";
 import { getTableColumns, Param, Placeholder, sql } from "drizzle-orm";
-import Database from "libsql";
 import type { NodeDb } from "./db.ts";
 import { calls } from "./schema.ts";
 
@@ -16,11 +15,12 @@ export type CallInsert = typeof calls.$inferInsert;
 export type CallWriter = (row: CallInsert) => Promise<void>;
 
 /** The schema's insert with every column a named placeholder: its SQL and, per `?`, the column and how to encode it. */
-function insertTemplate(db: NodeDb): { text: string; bind: Array<(row: CallInsert) => unknown> } {
+function insertTemplate(db: NodeDb): { text: string; bind: Array<(row: CallInsert) => SQLQueryBindings> } {
   const columns = Object.keys(getTableColumns(calls)) as Array<keyof CallInsert>;
+  const placeholders: Record<string, unknown> = Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)]));
   const query = db
     .insert(calls)
-    .values(Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as CallInsert)
+    .values(placeholders as CallInsert)
     .toSQL();
   const bind = query.params.map((p) => {
     if (!(p instanceof Param) || !(p.value instanceof Placeholder)) throw new Error("unexpected parameter in the calls insert");
@@ -28,52 +28,40 @@ function insertTemplate(db: NodeDb): { text: string; bind: Array<(row: CallInser
     const encoder = p.encoder;
     return (row: CallInsert) => {
       const value = row[name];
-      return value === null || value === undefined ? null : encoder.mapToDriverValue(value);
+      return value === null || value === undefined ? null : (encoder.mapToDriverValue(value) as SQLQueryBindings);
     };
   });
   return { text: query.sql, bind };
 }
 
-/** Drizzle's prepared insert: for stores without a file of their own (`:memory:`). */
-export function drizzleCallWriter(db: NodeDb): CallWriter {
-  const columns = Object.keys(getTableColumns(calls)) as Array<keyof CallInsert>;
-  const statement = db
-    .insert(calls)
-    .values(Object.fromEntries(columns.map((c) => [c, sql.placeholder(c)])) as unknown as CallInsert)
-    .prepare();
-  return async (row) => {
-    await statement.execute(row);
-  };
-}
-
 interface Pending {
-  args: unknown[];
+  args: SQLQueryBindings[];
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 /**
- * The insert prepared once on `connection` (a libsql connection to the store's file, with the
- * store's pragmas). Rows that arrive in the same turn of the event loop (concurrent sessions'
- * calls finishing together) are committed in one transaction, each promise resolving once it is
- * committed: one WAL commit per batch instead of per call. A row that fails (a deleted session's
- * foreign key) fails alone — SQLite undoes only that statement — with the LibsqlError
- * @libsql/client would have thrown. The batch runs synchronously, so no other statement on the
- * store ever waits for this connection's transaction.
+ * The insert prepared once on the store's bun:sqlite connection. Rows that arrive in the same
+ * turn of the event loop (concurrent sessions' calls finishing together) are committed in one
+ * transaction, each promise resolving once it is committed: one WAL commit per batch instead of
+ * per call. A row that fails (a deleted session's foreign key) fails alone — SQLite undoes only
+ * that statement — with bun:sqlite's SQLiteError. The batch runs synchronously, so no other
+ * statement on the connection ever runs inside its transaction.
  */
-export function nativeCallWriter(db: NodeDb, connection: Database.Database): CallWriter {
+export function callWriter(db: NodeDb): CallWriter {
+  const connection = db.$client;
   const { text, bind } = insertTemplate(db);
-  const insert = connection.prepare(text);
+  const insert: PreparedStatement = connection.prepare(text);
   const begin = connection.prepare("BEGIN IMMEDIATE");
   const commit = connection.prepare("COMMIT");
   let pending: Pending[] = [];
 
-  const runOne = (args: unknown[]): unknown => {
+  const runOne = (args: SQLQueryBindings[]): unknown => {
     try {
-      insert.run(args);
+      insert.run(...args);
       return undefined;
     } catch (err) {
-      return asLibsqlError(err);
+      return err;
     }
   };
 
@@ -90,8 +78,8 @@ export function nativeCallWriter(db: NodeDb, connection: Database.Database): Cal
       failures = batch.map((p) => runOne(p.args));
       commit.run();
     } catch (err) {
-      if (connection.inTransaction) connection.exec("ROLLBACK");
-      for (const p of batch) p.reject(asLibsqlError(err));
+      if (connection.inTransaction) connection.run("ROLLBACK");
+      for (const p of batch) p.reject(err);
       return;
     }
     batch.forEach((p, i) => (failures[i] === undefined ? p.resolve() : p.reject(failures[i])));
@@ -102,11 +90,4 @@ export function nativeCallWriter(db: NodeDb, connection: Database.Database): Cal
       pending.push({ args: bind.map((b) => b(row)), resolve, reject });
       if (pending.length === 1) setImmediate(flush);
     });
-}
-
-/** A libsql error as @libsql/client reports it: the base code (SQLITE_CONSTRAINT), then the extended one. */
-function asLibsqlError(err: unknown): unknown {
-  if (!(err instanceof Database.SqliteError)) return err;
-  const baseCode = err.code.split("_").slice(0, 2).join("_");
-  return new LibsqlError(err.message, baseCode, err.code, (err as { rawCode?: number }).rawCode, err);
 }

@@ -173,12 +173,13 @@ describe("CallsRepo", () => {
     const { row } = await new SessionsRepo(store.db).create({});
     const recorded = agentSession(row.id, 6);
     const budget = new CacheBudget();
-    const repo = new CallsRepo(store.db, undefined, store.writer);
+    const repo = new CallsRepo(store.db);
     repo.shareCacheBudget(budget);
     for (const c of recorded) await repo.insert(c);
-    // One entry (the session) holding its 4 most recent calls: their id arrays and request messages and tools.
-    const kept = recorded.slice(-4);
-    const floor = kept.reduce((n, c) => n + heapBytes.numbers(c.prompt_ids) + heapBytes.numbers(c.output_ids) + 2 * JSON.stringify([c.request.messages, c.request.tools]).length, 0);
+    // One entry (the session) holding its 4 most recent calls; each prompt extends the one before,
+    // so the older three point into the newest call's arrays: about one context is charged.
+    const newest = recorded.at(-1)!;
+    const floor = heapBytes.numbers(newest.prompt_ids) + heapBytes.numbers(newest.output_ids) + 2 * JSON.stringify([newest.request.messages, newest.request.tools]).length;
     expect(budget.entries).toBe(1);
     expect(budget.usedBytes).toBeGreaterThan(floor);
     expect(budget.usedBytes).toBeLessThan(floor * 1.5);
@@ -188,7 +189,7 @@ describe("CallsRepo", () => {
     // A zero budget keeps nothing in memory; calls are still stored against their bases.
     const other = await openNodeStore(tempDb());
     const session = (await new SessionsRepo(other.db).create({})).row;
-    const uncached = new CallsRepo(other.db, undefined, other.writer);
+    const uncached = new CallsRepo(other.db);
     uncached.shareCacheBudget(new CacheBudget(0));
     const again = agentSession(session.id, 6);
     for (const c of again) await uncached.insert(c);

@@ -2,58 +2,34 @@
 // An agent re-sends its whole context each turn, so the prompt ids and the request's messages
 // are stored as (an earlier call, how much of it is shared, the new tail), and unchanged tools as
 // a reference: a long session costs its unique tokens and messages, not turns × context.
-import { and, asc, count, eq, lte, max } from "drizzle-orm";
-import type Database from "libsql";
+import { and, asc, count, eq, isNotNull, lte, max, sql } from "drizzle-orm";
 import { heapBytes, type CacheBudget } from "../cache-budget.ts";
-import { PolarError } from "../../protocol/errors.ts";
+import { PolarError, type ErrorCode } from "../../protocol/errors.ts";
 import { LruMap } from "../lru-map.ts";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
-import { drizzleCallWriter, nativeCallWriter, type CallInsert, type CallWriter } from "./call-writer.ts";
+import { callWriter, type CallInsert, type CallWriter } from "./call-writer.ts";
 import type { NodeDb } from "./db.ts";
+import { RecentCalls } from "./recent-calls.ts";
 import { calls, sessions } from "./schema.ts";
-import { sameJson } from "./same-json.ts";
-import { commonPrefixLength, concatPrefixLength, decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
+import { decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
 
-/** How many recent calls per session are kept in memory as base candidates. */
-const RECENT_PER_SESSION = 4;
 const DEFAULT_MAX_SESSIONS = 1_000;
-
-/** What a later call of the session may be stored against (the recorded arrays, not copies). */
-interface Expanded {
-  seq: number;
-  /** The call's prompt; followed by its sampled output, it is what the next prompt usually extends. */
-  promptIds: readonly number[] | null;
-  outputIds: readonly number[];
-  messages: readonly Message[];
-  tools: readonly Tool[];
-  /** Estimated heap bytes of the above (for the shared cache budget). */
-  bytes: number;
-}
-
-interface Base {
-  seq: number;
-  len: number;
-}
 
 type CallRow = typeof calls.$inferSelect;
 
 export class CallsRepo {
-  /** Recent calls of each session, newest last (rebuilt from disk on demand). */
-  private readonly recent: LruMap<string, Expanded[]>;
+  /** Recent calls of each session (rebuilt from disk on demand). */
+  private readonly recent: LruMap<string, RecentCalls>;
   private readonly writeRow: CallWriter;
 
-  /**
-   * `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next
-   * call). `writer`: the store's own insert connection (OpenedStore.writer), when it has one.
-   */
+  /** `maxSessions`: sessions whose recent calls stay in memory (others are re-read on their next call). */
   constructor(
     private readonly db: NodeDb,
     maxSessions = DEFAULT_MAX_SESSIONS,
-    writer: Database.Database | null = null,
   ) {
-    this.writeRow = writer ? nativeCallWriter(db, writer) : drizzleCallWriter(db);
-    this.recent = new LruMap(maxSessions, (list, sessionId) => list.reduce((sum, e) => sum + e.bytes, heapBytes.string(sessionId) + heapBytes.entry));
+    this.writeRow = callWriter(db);
+    this.recent = new LruMap(maxSessions, (recent, sessionId) => recent.bytes() + heapBytes.string(sessionId) + heapBytes.entry);
   }
 
   /** Counts the recent calls kept per session against the gateway's shared cache budget. */
@@ -62,34 +38,17 @@ export class CallsRepo {
   }
 
   async insert(call: RecordedCall): Promise<void> {
-    const expanded = expand(call);
     const recent = await this.recentOf(call.session_id);
-    // Calls finish out of order (sub-agents, parallel calls); `list` rebuilds in seq order, so a
-    // call may only be stored against an earlier seq.
-    const candidates = recent.filter((c) => c.seq < call.seq);
-    const prompt = call.prompt_ids;
-    const promptBase = prompt
-      ? longestBase(
-          candidates,
-          (c) => (c.promptIds ? Math.min(prompt.length, c.promptIds.length + c.outputIds.length) : 0),
-          (c) => concatPrefixLength(c.promptIds!, c.outputIds, prompt),
-        )
-      : undefined;
-    const messages = call.request.messages;
-    const messagesBase = longestBase(
-      candidates,
-      (c) => Math.min(messages.length, c.messages.length),
-      (c) => commonPrefixLength(c.messages, messages, sameJson),
-    );
-    const toolsBase = call.request.tools.length > 0 ? candidates.findLast((c) => sameJson(c.tools, call.request.tools)) : undefined;
+    const bases = recent.basesFor(call);
+    const { prompt: promptBase, messages: messagesBase, tools: toolsBase } = bases;
     const row: CallInsert = {
       sessionId: call.session_id,
       seq: call.seq,
       dialect: call.dialect,
-      request: { ...call.request, messages: call.request.messages.slice(messagesBase?.len ?? 0), tools: toolsBase ? [] : call.request.tools },
+      request: { ...call.request, messages: call.request.messages.slice(messagesBase?.len ?? 0), tools: toolsBase !== undefined ? [] : call.request.tools },
       messagesBaseSeq: messagesBase?.seq ?? null,
       messagesBaseLen: messagesBase?.len ?? 0,
-      toolsBaseSeq: toolsBase?.seq ?? null,
+      toolsBaseSeq: toolsBase ?? null,
       response: call.response,
       promptBaseSeq: promptBase?.seq ?? null,
       promptBaseLen: promptBase?.len ?? 0,
@@ -115,9 +74,8 @@ export class CallsRepo {
       }
       throw err;
     }
-    recent.push(expanded);
-    if (recent.length > RECENT_PER_SESSION) recent.shift();
-    // Set again (not only mutated) so the budget re-measures the grown entry.
+    recent.add(call, bases);
+    // Set again (not only mutated) so the budget re-measures the changed entry.
     this.recent.set(call.session_id, recent);
   }
 
@@ -138,6 +96,17 @@ export class CallsRepo {
   async count(sessionId: string): Promise<number> {
     const [row] = await this.db.select({ n: count() }).from(calls).where(eq(calls.sessionId, sessionId));
     return row?.n ?? 0;
+  }
+
+  /** How many of a session's calls failed, by error code: counted by SQLite, no call is read. */
+  async errorCounts(sessionId: string): Promise<Partial<Record<ErrorCode, number>>> {
+    const code = sql<ErrorCode>`json_extract(${calls.error}, '$.code')`;
+    const rows = await this.db
+      .select({ code, n: count() })
+      .from(calls)
+      .where(and(eq(calls.sessionId, sessionId), isNotNull(calls.error)))
+      .groupBy(code);
+    return Object.fromEntries(rows.map((r) => [r.code, r.n]));
   }
 
   /** Highest recorded seq of a session, or -1. */
@@ -168,37 +137,14 @@ export class CallsRepo {
     return found.length > 0;
   }
 
-  private async recentOf(sessionId: string): Promise<Expanded[]> {
-    let list = this.recent.get(sessionId);
-    if (!list) {
-      list = (await this.list(sessionId)).slice(-RECENT_PER_SESSION).map(expand);
-      this.recent.set(sessionId, list);
+  private async recentOf(sessionId: string): Promise<RecentCalls> {
+    let recent = this.recent.get(sessionId);
+    if (!recent) {
+      recent = RecentCalls.of(await this.list(sessionId));
+      this.recent.set(sessionId, recent);
     }
-    return list;
+    return recent;
   }
-}
-
-function expand(call: RecordedCall): Expanded {
-  const outputIds = call.output_ids ?? [];
-  const bytes =
-    heapBytes.entry + heapBytes.numbers(call.prompt_ids) + heapBytes.numbers(outputIds) + heapBytes.json(call.request.messages) + heapBytes.json(call.request.tools);
-  return { seq: call.seq, promptIds: call.prompt_ids, outputIds, messages: call.request.messages, tools: call.request.tools, bytes };
-}
-
-/**
- * The candidate sharing the longest prefix (newest first on a tie). `bound` is an upper limit of
- * `shared`: a candidate that cannot beat the best so far is not compared, so a prompt that
- * extends the newest call costs one comparison, not one per recent call.
- */
-function longestBase(candidates: readonly Expanded[], bound: (c: Expanded) => number, shared: (c: Expanded) => number): Base | undefined {
-  let best: Base | undefined;
-  for (let i = candidates.length - 1; i >= 0; i--) {
-    const c = candidates[i]!;
-    if (bound(c) <= (best?.len ?? 0)) continue;
-    const len = shared(c);
-    if (len > (best?.len ?? 0)) best = { seq: c.seq, len };
-  }
-  return best;
 }
 
 function fromBase<T>(what: string, row: CallRow, baseSeq: number | null, baseLen: number, bases: Map<number, T[]>): T[] {

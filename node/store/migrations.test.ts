@@ -190,8 +190,8 @@ describe("node store migrations", () => {
     expect(calls).toEqual(EXPECTED);
     // Every call is a valid wire RecordedCall, and parsing drops nothing (no stray camelCase keys).
     for (const call of calls) expect(RecordedCall.strict().parse(call)).toEqual(call);
-    const raw = await store.client.execute("SELECT request, response, notes FROM calls ORDER BY seq");
-    const storedKeys = raw.rows.flatMap((r) => [r.request, r.response, r.notes].flatMap((cell) => (cell === null ? [] : keysOf(JSON.parse(String(cell))))));
+    const raw = store.db.$client.query<Record<string, string | null>, []>("SELECT request, response, notes FROM calls ORDER BY seq").all();
+    const storedKeys = raw.flatMap((r) => [r.request, r.response, r.notes].flatMap((cell) => (cell === null ? [] : keysOf(JSON.parse(String(cell))))));
     expect(storedKeys.filter((k) => /[A-Z]/.test(k))).toEqual([]);
     store.close();
 

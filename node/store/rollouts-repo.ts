@@ -1,7 +1,7 @@
 // Why: the pipeline's durable record — tasks, rollouts, every state change with its time, and
 // each result written before it is reported — so a restarted node can account for every rollout.
 import { and, asc, eq, inArray, isNotNull, lt, notInArray, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import type { Statement } from "../../lib/sqlite.ts";
 import type { NodeDb } from "./db.ts";
 import { coordinatorAssignments, rolloutEvents, rolloutResults, rollouts, rolloutTasks } from "./schema.ts";
 
@@ -49,7 +49,7 @@ export class RolloutsRepo {
   async createTask(taskId: string, request: Record<string, unknown>, items: NewRollout[]): Promise<void> {
     const now = new Date().toISOString();
     const earlier = await this.task(taskId);
-    const statements: BatchItem<"sqlite">[] = [
+    const statements: Statement[] = [
       ...(earlier ? this.archiveStatements(earlier) : []),
       this.db.insert(rolloutTasks).values({ taskId, request, status: "running", createdAt: now }),
       ...items.flatMap((r) => [
@@ -57,7 +57,7 @@ export class RolloutsRepo {
         this.db.insert(rolloutEvents).values({ rolloutId: r.id, seq: 0, fromState: null, toState: "QUEUED", at: now }),
       ]),
     ];
-    await this.db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    await this.db.batch(statements);
   }
 
   private archiveStatements(earlier: TaskRow) {

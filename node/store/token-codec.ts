@@ -28,19 +28,15 @@ export function decodeFloats(buf: Uint8Array): number[] {
   return out;
 }
 
-/** Length of the longest common prefix of two arrays (elements compared with `equal`, default ===). */
-export function commonPrefixLength<T>(a: readonly T[], b: readonly T[], equal?: (x: T, y: T) => boolean): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  if (equal) while (i < n && equal(a[i]!, b[i]!)) i++;
-  else while (i < n && a[i] === b[i]) i++;
-  return i;
-}
-
-/** Length of the longest common prefix of `head` followed by `tail` with `ids`, without building the concatenation. */
-export function concatPrefixLength(head: readonly number[], tail: readonly number[], ids: readonly number[]): number {
-  const inHead = commonPrefixLength(head, ids);
-  if (inHead < head.length) return inHead;
+/**
+ * Length of the longest common prefix of `head[0, headLen)` followed by `tail` with `ids`,
+ * without building the concatenation.
+ */
+export function concatPrefixLength(head: readonly number[], tail: readonly number[], ids: readonly number[], headLen = head.length): number {
+  const inBoth = Math.min(headLen, ids.length);
+  let inHead = 0;
+  while (inHead < inBoth && head[inHead] === ids[inHead]) inHead++;
+  if (inHead < headLen) return inHead;
   const n = Math.min(tail.length, ids.length - inHead);
   let i = 0;
   while (i < n && tail[i] === ids[inHead + i]) i++;

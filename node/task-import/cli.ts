@@ -3,10 +3,8 @@
 // of the chosen runtime to find the test lists; progress per exercise, skipped ones with why.
 import { randomBytes } from "node:crypto";
 import { renameSync, writeFileSync } from "node:fs";
-import { RUNTIME_BACKENDS } from "../../protocol/runtime.ts";
 import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
-import { createDockerRuntime } from "../runtime/docker.ts";
-import { createProcessRuntime } from "../runtime/process.ts";
+import { openRuntime, RUNTIME_BACKENDS } from "../runtime/registry.ts";
 import { runtimeSource } from "../eval/sandbox-source.ts";
 import { DEFAULT_ID_PREFIX, importExercises, type ImportResult } from "./exercism-import.ts";
 import { readExercises } from "./exercism-layout.ts";
@@ -44,7 +42,7 @@ async function importExercism(argv: string[]): Promise<void> {
     if (unknown.length > 0) throw new UsageError(`--only: no exercise ${unknown.join(", ")} in ${path}`);
     exercises = exercises.filter((e) => only.includes(e.slug));
   }
-  const runtime = backend === "docker" ? createDockerRuntime() : createProcessRuntime();
+  const runtime = await openRuntime(backend, { allowUnisolated: true });
   const nodeId = `polar-import-${randomBytes(4).toString("hex")}`;
   const log = (line: string) => console.error(line);
   if (!json) log(`${"exercise".padEnd(28)} ok   F2P  P2P    time  wrong variant (${exercises.length} exercises, runtime ${backend})`);

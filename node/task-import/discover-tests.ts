@@ -5,8 +5,8 @@
 import type { Task } from "../../protocol/task.ts";
 import { PolarError } from "../../protocol/errors.ts";
 import { parseTestOutput, type TestReport } from "../eval/parsers/index.ts";
-import { freshEvalSandbox, type SandboxSource } from "../eval/sandbox-source.ts";
-import { sweConfig, TEST_PATH } from "../eval/swe.ts";
+import { EVALUATION_PATH, freshEvalSandbox, type SandboxSource } from "../eval/sandbox-source.ts";
+import { sweConfig } from "../eval/swe.ts";
 import type { Sandbox } from "../runtime/types.ts";
 import type { Mutant } from "./mutants.ts";
 
@@ -48,7 +48,7 @@ async function runTests(sandbox: Sandbox, task: Task, timeoutMs: number, signal?
     cwd: sandbox.spec.workdir,
     // Files are rewritten between runs within a second: a bytecode cache keyed by mtime and size
     // would run the previous version of a same-sized file.
-    env: { PATH: TEST_PATH, PYTHONDONTWRITEBYTECODE: "1", ...task.evaluator?.env },
+    env: { PATH: EVALUATION_PATH, PYTHONDONTWRITEBYTECODE: "1", ...task.evaluator?.env },
     timeoutMs,
     signal,
     maxOutputBytes: 8 * 1024 * 1024,

@@ -12,7 +12,7 @@ from .advantages import ADVANTAGE_METHODS, DEFAULT_ADVANTAGE_METHOD, group_advan
 from .aio import AsyncTrainerClient, Counts
 from .errors import ERROR_CODES, PolarClientError
 from .sync import TrainerClient
-from .types import Group, InlineTask, Rollout, Sampling, Submitted, Trace
+from .types import Group, InlineTask, ReplaceFlat, Rollout, Sampling, Submitted, TaskStat, TaskStats, Trace
 from .wire import TRAINER_PROTOCOL_VERSION
 
 __all__ = [
@@ -25,9 +25,12 @@ __all__ = [
     "Group",
     "InlineTask",
     "PolarClientError",
+    "ReplaceFlat",
     "Rollout",
     "Sampling",
     "Submitted",
+    "TaskStat",
+    "TaskStats",
     "Trace",
     "TrainerClient",
     "group_advantages",

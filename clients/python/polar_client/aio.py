@@ -25,7 +25,7 @@ from .assembler import GroupAssembler
 from .dedup import SeenResults
 from .errors import PolarClientError
 from .transport import connect_websocket, handshake_status
-from .types import COORDINATOR_ADVANTAGE_MODES, Group, InlineTask, Sampling, Submitted
+from .types import COORDINATOR_ADVANTAGE_MODES, REPLACE_FLAT_SOURCES, Group, InlineTask, ReplaceFlat, Sampling, Submitted, TaskStats
 
 log = logging.getLogger("polar_client")
 
@@ -40,6 +40,24 @@ class Counts:
     duplicates: int = 0
     groups: int = 0
     reconnects: int = 0
+
+
+def _check_dynamic_sampling(min_reward_std: Optional[float], replace_flat: Optional[ReplaceFlat]) -> None:
+    if min_reward_std is not None and (isinstance(min_reward_std, bool) or not isinstance(min_reward_std, (int, float)) or not 0 <= min_reward_std < float("inf")):
+        raise ValueError(f"min_reward_std must be a finite number >= 0, got {min_reward_std!r}")
+    if replace_flat is None:
+        return
+    if not isinstance(replace_flat, ReplaceFlat):
+        raise TypeError(f"replace_flat must be a ReplaceFlat, got {type(replace_flat).__name__}")
+    m = replace_flat.max_replacements
+    if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= 64:
+        raise ValueError(f"replace_flat.max_replacements must be an integer from 1 to 64, got {m!r}")
+    if replace_flat.source not in REPLACE_FLAT_SOURCES:
+        raise ValueError(f"replace_flat.source must be one of {', '.join(REPLACE_FLAT_SOURCES)}, got {replace_flat.source!r}")
+    if (replace_flat.source == "next_task") != bool(replace_flat.tasks):
+        raise ValueError("replace_flat.tasks is required with source next_task, and only with it")
+    if len(replace_flat.tasks) > 64:
+        raise ValueError("replace_flat.tasks holds at most 64 tasks")
 
 
 def _check_submit(n: int, harness: str, priority: int, early_stop_min_usable: Optional[int], advantages: str) -> None:
@@ -183,14 +201,23 @@ class AsyncTrainerClient:
         metadata: Optional[Mapping[str, Any]] = None,
         early_stop_min_usable: Optional[int] = None,
         advantages: str = "mean",
+        min_reward_std: Optional[float] = None,
+        replace_flat: Optional[ReplaceFlat] = None,
         timeout: Optional[float] = None,
     ) -> Submitted:
-        """Submits a group of `n` rollouts of one task (an id from the coordinator's task file, or inline)."""
+        """Submits a group of `n` rollouts of one task (an id from the coordinator's task file, or inline).
+
+        Dynamic sampling: a completed group whose reward std is at or below `min_reward_std` (0
+        when not given: all rewards equal) arrives with `flat=True`; with `replace_flat` the
+        coordinator also starts a fresh group in its place (`replaced_by`), within its bound.
+        """
         _check_submit(n, harness, priority, early_stop_min_usable, advantages)
+        _check_dynamic_sampling(min_reward_std, replace_flat)
         request_id = self._request_id()
         frame = wire.submit(
             request_id, task=task, n=n, harness=harness, model_name=model_name, settings=settings, env=env, sampling=sampling,
             builder=builder, priority=priority, metadata=metadata, early_stop_min_usable=early_stop_min_usable, advantages=advantages,
+            min_reward_std=min_reward_std, replace_flat=replace_flat,
         )
         self._submitting[request_id] = task if isinstance(task, str) else task.task_id if isinstance(task, InlineTask) else str(task.get("task_id"))
         try:
@@ -198,6 +225,25 @@ class AsyncTrainerClient:
         finally:
             self._submitting.pop(request_id, None)
         return Submitted(answer.group_id, list(answer.rollout_ids))
+
+    async def task_stats(
+        self,
+        task_ids: Optional[list[str]] = None,
+        target_pass_rate: Optional[float] = None,
+        limit: int = 100,
+        timeout: Optional[float] = None,
+    ) -> TaskStats:
+        """The coordinator's per-task pass rates, nearest `target_pass_rate` first when given
+        (e.g. 0.5: the tasks whose groups are likeliest to have reward spread)."""
+        if task_ids is not None and (not task_ids or not all(isinstance(t, str) and t for t in task_ids)):
+            raise ValueError("task_ids must be a non-empty list of task ids")
+        if target_pass_rate is not None and not 0 <= target_pass_rate <= 1:
+            raise ValueError(f"target_pass_rate must be from 0 to 1, got {target_pass_rate!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise ValueError(f"limit must be an integer from 1 to 10000, got {limit!r}")
+        request_id = self._request_id()
+        answer: wire.TaskStatsFrame = await self._request(request_id, wire.task_stats(request_id, task_ids=task_ids, target_pass_rate=target_pass_rate, limit=limit), timeout)
+        return answer.stats
 
     async def pause(self, timeout: Optional[float] = None) -> int:
         """Holds new LLM calls on every node; returns once all have drained (the number of nodes)."""
@@ -410,7 +456,7 @@ class AsyncTrainerClient:
         elif isinstance(frame, wire.SubmittedFrame):
             self._assembler.submitted(frame.group_id, self._submitting.get(frame.request_id), frame.rollout_ids)
             self._settle(frame.request_id, frame)
-        elif isinstance(frame, wire.PausedFrame):
+        elif isinstance(frame, (wire.PausedFrame, wire.TaskStatsFrame)):
             self._settle(frame.request_id, frame)
         elif isinstance(frame, wire.ResumedFrame):
             self.policy_version = frame.policy_version

@@ -52,6 +52,7 @@ class GroupAssembler:
             return None
         del self._frames[group_id]
         self._rollouts.pop(group_id, None)
+        submitted_task = self._tasks.pop(group_id, None)
         self._delivered.add(group_id)
         members = self._members.pop(group_id, None)
         order = members if members is not None and sorted(members) == sorted(frame.rollout_ids) else frame.rollout_ids
@@ -59,7 +60,13 @@ class GroupAssembler:
         return Group(
             group_id=group_id,
             status=frame.status,
-            task_id=self._tasks.pop(group_id, None),
+            task_id=frame.task_id if frame.task_id is not None else submitted_task,
             rollouts=[have[rid] for rid in order],
             coordinator_advantages=[advantage[rid] for rid in order],
+            reward_std=frame.reward_std,
+            flat=frame.flat,
+            replacement_index=frame.replacement_index,
+            replaces=frame.replaces,
+            replaced_by=frame.replaced_by,
+            replacement_exhausted=frame.replacement_exhausted,
         )

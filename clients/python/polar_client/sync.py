@@ -10,7 +10,7 @@ import threading
 from typing import Any, Coroutine, Iterator, Mapping, Optional, TypeVar, Union
 
 from .aio import AsyncTrainerClient, Counts
-from .types import Group, InlineTask, Sampling, Submitted
+from .types import Group, InlineTask, Sampling, Submitted, TaskStats
 
 T = TypeVar("T")
 
@@ -80,6 +80,9 @@ class TrainerClient:
 
     def ack(self, group: Group) -> None:
         self._call(self._client.ack(group))
+
+    def task_stats(self, task_ids: Optional[list[str]] = None, target_pass_rate: Optional[float] = None, limit: int = 100, timeout: Optional[float] = None) -> TaskStats:
+        return self._call(self._client.task_stats(task_ids, target_pass_rate, limit, timeout))
 
     def pause(self, timeout: Optional[float] = None) -> int:
         return self._call(self._client.pause(timeout))

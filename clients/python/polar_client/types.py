@@ -6,7 +6,7 @@ coordinator's frames spell them (that is wire.py's job).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from .advantages import DEFAULT_ADVANTAGE_METHOD, group_advantages
 
@@ -15,6 +15,10 @@ GROUP_STATUSES = ("completed", "cancelled")
 #: Advantage modes the coordinator computes for its own `group` message (see advantages.py for the
 #: client's methods).
 COORDINATOR_ADVANTAGE_MODES = ("none", "mean", "mean_std")
+#: Where a flat group's replacement comes from (ReplaceFlat.source).
+REPLACE_FLAT_SOURCES = ("same_task", "next_task")
+#: Why a flat group that asked for a replacement got none (Group.replacement_exhausted).
+REPLACEMENT_EXHAUSTED_REASONS = ("max_replacements", "no_more_tasks", "task_not_found")
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,48 @@ class Sampling:
     max_output_tokens: Optional[int] = None
     temperature: Optional[float] = None
     top_p: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class ReplaceFlat:
+    """Dynamic sampling: replace a flat group (rewards without spread) by a fresh group.
+
+    ``same_task`` runs the same task again; ``next_task`` runs the next task of ``tasks`` (task ids
+    of the coordinator's task file, or InlineTask), one per replacement. One submitted group gets
+    at most ``max_replacements`` replacements; the flat group is still handed out, with
+    ``replaced_by`` naming its replacement.
+    """
+
+    max_replacements: int
+    source: str = "same_task"
+    tasks: tuple[Union[str, InlineTask], ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskStat:
+    """The coordinator's pass-rate estimate of one task (decayed over its recent groups)."""
+
+    task_id: str
+    pass_rate: float
+    mean_reward: float
+    #: Effective number of rollouts behind the estimate.
+    weight: float
+    groups: int
+    rollouts: int
+    flat_groups: int
+    #: |pass_rate - target| when the query named a target, else None.
+    distance: Optional[float]
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class TaskStats:
+    target_pass_rate: Optional[float]
+    half_life_groups: float
+    #: Nearest the target first (by task id without a target).
+    tasks: list[TaskStat]
+    #: Ids asked for (or of the coordinator's task file) that no completed group has measured yet.
+    unmeasured: list[str]
 
 
 @dataclass(frozen=True)
@@ -112,13 +158,26 @@ class Group:
 
     group_id: str
     status: str
-    #: The submitted task id, when this client submitted the group (the stream does not carry it).
+    #: The task the group ran (a replacement may run another task than the group it replaces).
     task_id: Optional[str]
     #: One per member: in the order `submit` returned their ids when this client submitted the
     #: group, else in the coordinator's group-message order.
     rollouts: list[Rollout]
     #: The coordinator's advantages for the submit's `advantages` mode, aligned with `rollouts`.
     coordinator_advantages: list[Optional[float]]
+    #: Population std of the rewards (None with fewer than two).
+    reward_std: Optional[float] = None
+    #: Completed with reward_std at or below the submit's min_reward_std (0 when not given): no
+    #: GRPO signal. Flat groups are handed out like any other; skipping them is the caller's choice.
+    flat: bool = False
+    #: 0 for a submitted group, k for the k-th replacement of its chain.
+    replacement_index: int = 0
+    #: The flat group this one was started in place of (ReplaceFlat).
+    replaces: Optional[str] = None
+    #: The fresh group started in place of this flat one: it will arrive as a group of its own.
+    replaced_by: Optional[str] = None
+    #: Flat, replacement asked, none started: one of REPLACEMENT_EXHAUSTED_REASONS.
+    replacement_exhausted: Optional[str] = None
 
     @property
     def rewards(self) -> list[Optional[float]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
 from .errors import PolarClientError
-from .types import GROUP_STATUSES, ROLLOUT_STATUSES, InlineTask, Rollout, Sampling, Trace
+from .types import GROUP_STATUSES, REPLACEMENT_EXHAUSTED_REASONS, ROLLOUT_STATUSES, InlineTask, ReplaceFlat, Rollout, Sampling, TaskStat, TaskStats, Trace
 
 TRAINER_PROTOCOL_VERSION = 1
 
@@ -49,6 +49,20 @@ class GroupFrame:
     rollout_ids: list[str]
     rewards: list[Optional[float]]
     advantages: list[Optional[float]]
+    #: Dynamic sampling (absent from coordinators older than it: the defaults).
+    task_id: Optional[str] = None
+    reward_std: Optional[float] = None
+    flat: bool = False
+    replacement_index: int = 0
+    replaces: Optional[str] = None
+    replaced_by: Optional[str] = None
+    replacement_exhausted: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TaskStatsFrame:
+    request_id: str
+    stats: TaskStats
 
 
 @dataclass(frozen=True)
@@ -69,7 +83,7 @@ class ErrorFrame:
     request_id: Optional[str]
 
 
-Frame = Union[Welcome, SubmittedFrame, ResultFrame, GroupFrame, PausedFrame, ResumedFrame, ErrorFrame]
+Frame = Union[Welcome, SubmittedFrame, ResultFrame, GroupFrame, TaskStatsFrame, PausedFrame, ResumedFrame, ErrorFrame]
 
 
 def _bad(path: str, expected: str, value: Any) -> PolarClientError:
@@ -229,6 +243,47 @@ def parse_rollout(raw: Any, path: str = "result") -> Rollout:
     )
 
 
+def _task_stat(raw: Any, path: str) -> TaskStat:
+    obj = _obj(raw, path)
+    return TaskStat(
+        task_id=_str(_field(obj, "task_id", path), f"{path}.task_id"),
+        pass_rate=_num(_field(obj, "pass_rate", path), f"{path}.pass_rate"),
+        mean_reward=_num(_field(obj, "mean_reward", path), f"{path}.mean_reward"),
+        weight=_num(_field(obj, "weight", path), f"{path}.weight"),
+        groups=_int(_field(obj, "groups", path), f"{path}.groups"),
+        rollouts=_int(_field(obj, "rollouts", path), f"{path}.rollouts"),
+        flat_groups=_int(_field(obj, "flat_groups", path), f"{path}.flat_groups"),
+        distance=_opt_num(_field(obj, "distance", path), f"{path}.distance"),
+        updated_at=_str(_field(obj, "updated_at", path), f"{path}.updated_at"),
+    )
+
+
+def _group_frame(obj: Mapping[str, Any], kind: str) -> GroupFrame:
+    status = _str(_field(obj, "status", kind), f"{kind}.status")
+    if status not in GROUP_STATUSES:
+        raise _bad(f"{kind}.status", " | ".join(GROUP_STATUSES), status)
+    exhausted = _opt_str(obj.get("replacement_exhausted"), f"{kind}.replacement_exhausted")
+    if exhausted is not None and exhausted not in REPLACEMENT_EXHAUSTED_REASONS:
+        raise _bad(f"{kind}.replacement_exhausted", " | ".join(REPLACEMENT_EXHAUSTED_REASONS), exhausted)
+    frame = GroupFrame(
+        group_id=_str(_field(obj, "group_id", kind), f"{kind}.group_id"),
+        status=status,
+        rollout_ids=_strs(_field(obj, "rollout_ids", kind), f"{kind}.rollout_ids"),
+        rewards=_opt_nums(_field(obj, "rewards", kind), f"{kind}.rewards"),
+        advantages=_opt_nums(_field(obj, "advantages", kind), f"{kind}.advantages"),
+        task_id=_opt_str(obj.get("task_id"), f"{kind}.task_id"),
+        reward_std=_opt_num(obj.get("reward_std"), f"{kind}.reward_std"),
+        flat=_bool(obj.get("flat", False), f"{kind}.flat"),
+        replacement_index=_int(obj.get("replacement_index", 0), f"{kind}.replacement_index"),
+        replaces=_opt_str(obj.get("replaces"), f"{kind}.replaces"),
+        replaced_by=_opt_str(obj.get("replaced_by"), f"{kind}.replaced_by"),
+        replacement_exhausted=exhausted,
+    )
+    if not (len(frame.rewards) == len(frame.advantages) == len(frame.rollout_ids)):
+        raise PolarClientError("protocol", "group: rollout_ids, rewards and advantages must have the same length")
+    return frame
+
+
 def parse_frame(data: Union[str, bytes]) -> Frame:
     """One frame from the coordinator; raises PolarClientError("protocol") for anything else."""
     if isinstance(data, bytes):
@@ -255,19 +310,18 @@ def parse_frame(data: Union[str, bytes]) -> Frame:
     if kind == "result":
         return ResultFrame(parse_rollout(_field(obj, "result", kind)))
     if kind == "group":
-        status = _str(_field(obj, "status", kind), f"{kind}.status")
-        if status not in GROUP_STATUSES:
-            raise _bad(f"{kind}.status", " | ".join(GROUP_STATUSES), status)
-        frame = GroupFrame(
-            group_id=_str(_field(obj, "group_id", kind), f"{kind}.group_id"),
-            status=status,
-            rollout_ids=_strs(_field(obj, "rollout_ids", kind), f"{kind}.rollout_ids"),
-            rewards=_opt_nums(_field(obj, "rewards", kind), f"{kind}.rewards"),
-            advantages=_opt_nums(_field(obj, "advantages", kind), f"{kind}.advantages"),
+        return _group_frame(obj, kind)
+    if kind == "task_stats":
+        target = _opt_num(_field(obj, "target_pass_rate", kind), f"{kind}.target_pass_rate")
+        return TaskStatsFrame(
+            request_id=_str(_field(obj, "request_id", kind), f"{kind}.request_id"),
+            stats=TaskStats(
+                target_pass_rate=target,
+                half_life_groups=_num(_field(obj, "half_life_groups", kind), f"{kind}.half_life_groups"),
+                tasks=[_task_stat(t, f"{kind}.tasks[{i}]") for i, t in enumerate(_list(_field(obj, "tasks", kind), f"{kind}.tasks"))],
+                unmeasured=_strs(_field(obj, "unmeasured", kind), f"{kind}.unmeasured"),
+            ),
         )
-        if not (len(frame.rewards) == len(frame.advantages) == len(frame.rollout_ids)):
-            raise PolarClientError("protocol", "group: rollout_ids, rewards and advantages must have the same length")
-        return frame
     if kind == "paused":
         return PausedFrame(_str(_field(obj, "request_id", kind), f"{kind}.request_id"), _int(_field(obj, "nodes", kind), f"{kind}.nodes"))
     if kind == "resumed":
@@ -319,6 +373,15 @@ def resume(version: int) -> str:
     return _encode({"type": "resume", "version": version})
 
 
+def task_stats(request_id: str, *, task_ids: Optional[list[str]] = None, target_pass_rate: Optional[float] = None, limit: int = 100) -> str:
+    frame: dict[str, Any] = {"type": "task_stats", "request_id": request_id, "limit": limit}
+    if task_ids is not None:
+        frame["task_ids"] = list(task_ids)
+    if target_pass_rate is not None:
+        frame["target_pass_rate"] = target_pass_rate
+    return _encode(frame)
+
+
 def _task(task: Union[str, InlineTask, Mapping[str, Any]]) -> Union[str, dict[str, Any]]:
     if isinstance(task, str):
         return task
@@ -353,6 +416,8 @@ def submit(
     metadata: Optional[Mapping[str, Any]] = None,
     early_stop_min_usable: Optional[int] = None,
     advantages: str = "mean",
+    min_reward_std: Optional[float] = None,
+    replace_flat: Optional[ReplaceFlat] = None,
 ) -> str:
     agent_settings = dict(settings or {})
     if sampling is not None:
@@ -368,4 +433,11 @@ def submit(
         group["builder"] = dict(builder)
     if early_stop_min_usable is not None:
         group["early_stop_min_usable"] = early_stop_min_usable
+    if min_reward_std is not None:
+        group["min_reward_std"] = min_reward_std
+    if replace_flat is not None:
+        spec: dict[str, Any] = {"max_replacements": replace_flat.max_replacements, "source": replace_flat.source}
+        if replace_flat.tasks:
+            spec["tasks"] = [_task(t) for t in replace_flat.tasks]
+        group["replace_flat"] = spec
     return _encode({"type": "submit", "request_id": request_id, "group": group})

@@ -32,5 +32,14 @@ def result_frame(*args, **kwargs):
     return json.dumps({"type": "result", "result": result(*args, **kwargs)})
 
 
-def group_frame(group_id, rollout_ids, rewards, advantages=None, status="completed"):
-    return json.dumps({"type": "group", "group_id": group_id, "status": status, "rollout_ids": list(rollout_ids), "rewards": list(rewards), "advantages": list(advantages or [0.0] * len(rewards))})
+def group_frame(group_id, rollout_ids, rewards, advantages=None, status="completed", **sampling):
+    """A group frame; `sampling` adds the dynamic-sampling fields (task_id, reward_std, flat, replaces, …)."""
+    return json.dumps({"type": "group", "group_id": group_id, "status": status, "rollout_ids": list(rollout_ids), "rewards": list(rewards), "advantages": list(advantages or [0.0] * len(rewards)), **sampling})
+
+
+def task_stats_frame(request_id, tasks, target=None, unmeasured=()):
+    return json.dumps({"type": "task_stats", "request_id": request_id, "target_pass_rate": target, "half_life_groups": 4, "tasks": list(tasks), "unmeasured": list(unmeasured)})
+
+
+def task_stat(task_id, pass_rate, distance=None, groups=1):
+    return {"task_id": task_id, "pass_rate": pass_rate, "mean_reward": pass_rate, "weight": 2.0 * groups, "groups": groups, "rollouts": 2 * groups, "flat_groups": 0, "distance": distance, "updated_at": "2026-01-01T00:00:00.000Z"}

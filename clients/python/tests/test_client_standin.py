@@ -5,8 +5,8 @@
 import asyncio
 import unittest
 
-from polar_client import AsyncTrainerClient, PolarClientError
-from fixtures import group_frame, result_frame
+from polar_client import AsyncTrainerClient, PolarClientError, ReplaceFlat
+from fixtures import group_frame, result_frame, task_stat, task_stats_frame
 from standin import StandIn
 
 
@@ -186,6 +186,62 @@ class StandInTest(unittest.IsolatedAsyncioTestCase):
             with self.assertRaises(PolarClientError) as closed:
                 await client.next_group(timeout=1)
             self.assertEqual(closed.exception.code, "closed")
+
+    async def test_a_flat_group_then_its_replacement_each_handed_out_with_the_links(self):
+        async def script(conn, hello):
+            await conn.welcome(hello)
+            await conn.until(lambda fs: any(f["type"] == "submit" for f in fs))
+            submit = next(f for f in conn.received if f["type"] == "submit")
+            sent.append(submit["group"])
+            await conn.send({"type": "submitted", "request_id": submit["request_id"], "group_id": "g1", "rollout_ids": ["a", "b"]})
+            await conn.until(lambda fs: credits(fs) >= 4)
+            for frame in [result_frame("a", "g1"), result_frame("b", "g1")]:
+                await conn.send(frame)
+            await conn.send(group_frame("g1", ["a", "b"], [1.0, 1.0], task_id="task-a", reward_std=0, flat=True, replacement_index=0, replaces=None, replaced_by="g2", replacement_exhausted=None))
+            # The replacement runs another task (next_task); this client never submitted it.
+            await conn.send(group_frame("g2", ["c", "d"], [1.0, 0.0], [0.5, -0.5], task_id="task-b", reward_std=0.5, flat=False, replacement_index=1, replaces="g1", replaced_by=None, replacement_exhausted=None))
+            for frame in [result_frame("c", "g2"), result_frame("d", "g2", reward=0.0)]:
+                await conn.send(frame)
+            await conn.until(lambda fs: "d" in acked(fs))
+
+        sent = []
+        async with StandIn(script) as coordinator:
+            client = AsyncTrainerClient(coordinator.url, "t", "tr")
+            await client.connect()
+            await client.submit("task-a", n=2, min_reward_std=0.0, replace_flat=ReplaceFlat(1, "next_task", ("task-b",)), timeout=5)
+            flat = await client.next_group(timeout=10)
+            self.assertEqual((flat.group_id, flat.task_id, flat.flat, flat.reward_std, flat.replaced_by), ("g1", "task-a", True, 0.0, "g2"))
+            self.assertEqual(flat.advantages(), [0.0, 0.0])
+            replacement = await client.next_group(timeout=10)
+            self.assertEqual((replacement.group_id, replacement.task_id, replacement.flat, replacement.replaces, replacement.replacement_index), ("g2", "task-b", False, "g1", 1))
+            self.assertEqual([r.rollout_id for r in replacement.rollouts], ["c", "d"])
+            await client.close()
+        self.assertEqual(sent[0]["replace_flat"], {"max_replacements": 1, "source": "next_task", "tasks": ["task-b"]})
+        self.assertEqual(sent[0]["min_reward_std"], 0.0)
+
+    async def test_task_stats_are_asked_and_answered(self):
+        async def script(conn, hello):
+            await conn.welcome(hello)
+            await conn.until(lambda fs: any(f["type"] == "task_stats" for f in fs))
+            asked = next(f for f in conn.received if f["type"] == "task_stats")
+            queries.append(asked)
+            await conn.send(task_stats_frame(asked["request_id"], [task_stat("b", 0.5, 0.0)], target=asked["target_pass_rate"], unmeasured=["c"]))
+            await conn.until(lambda fs: False, timeout=30)
+
+        queries = []
+        async with StandIn(script) as coordinator:
+            client = AsyncTrainerClient(coordinator.url, "t", "tr")
+            await client.connect()
+            stats = await client.task_stats(task_ids=["b", "c"], target_pass_rate=0.5, timeout=5)
+            self.assertEqual(([t.task_id for t in stats.tasks], stats.tasks[0].distance, stats.unmeasured), (["b"], 0.0, ["c"]))
+            for bad in [dict(target_pass_rate=1.5), dict(limit=0), dict(task_ids=[])]:
+                with self.assertRaises(ValueError):
+                    await client.task_stats(**bad)
+            for bad in [dict(min_reward_std=-1), dict(replace_flat=ReplaceFlat(0)), dict(replace_flat=ReplaceFlat(1, "next_task")), dict(replace_flat=ReplaceFlat(1, "same_task", ("x",))), dict(replace_flat=ReplaceFlat(1, "other"))]:
+                with self.assertRaises(ValueError, msg=repr(bad)):
+                    await client.submit("t", n=2, **bad)
+            await client.close()
+        self.assertEqual(queries[0], {"type": "task_stats", "request_id": queries[0]["request_id"], "limit": 100, "task_ids": ["b", "c"], "target_pass_rate": 0.5})
 
     async def test_a_refused_token_stops_the_client(self):
         async def script(conn, hello):

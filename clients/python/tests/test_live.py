@@ -8,7 +8,7 @@ import unittest
 import urllib.request
 from pathlib import Path
 
-from polar_client import AsyncTrainerClient, InlineTask, PolarClientError, TrainerClient
+from polar_client import AsyncTrainerClient, InlineTask, PolarClientError, ReplaceFlat, TrainerClient
 from polar_client.adapters import to_openrlhf_outputs, to_slime_samples, to_trl_samples, to_verl_outputs
 
 CASES = Path(__file__).resolve().parents[2] / "conformance" / "cases.json"
@@ -67,12 +67,18 @@ class ConformanceTest(unittest.TestCase):
             op = step["op"]
             if op == "submit":
                 task = step["task"] if isinstance(step["task"], str) else InlineTask(step["task"]["inline"], self.instructions[step["task"]["inline"]])
+                sampling = {}
+                if "min_reward_std" in step:
+                    sampling["min_reward_std"] = step["min_reward_std"]
+                if "replace_flat" in step:
+                    spec = step["replace_flat"]
+                    sampling["replace_flat"] = ReplaceFlat(spec["max_replacements"], spec.get("source", "same_task"), tuple(spec.get("tasks", ())))
                 if "expect_error" in step:
                     with self.assertRaises(PolarClientError) as refused:
-                        client.submit(task, n=step["n"], timeout=60)
+                        client.submit(task, n=step["n"], timeout=60, **sampling)
                     self.assertEqual((refused.exception.code, refused.exception.remote_code), ("rejected", step["expect_error"]))
                 else:
-                    named[step["as"]] = client.submit(task, n=step["n"], timeout=60).group_id
+                    named[step["as"]] = client.submit(task, n=step["n"], timeout=60, **sampling).group_id
             elif op == "take":
                 wanted = {named[n]: n for n in step["groups"]}
                 while not all(n in taken for n in step["groups"]):
@@ -94,14 +100,22 @@ class ConformanceTest(unittest.TestCase):
                     self.assertEqual(health(self.url)["policy_version"], version)
             elif op == "restart_coordinator":
                 restart_coordinator(self.env["POLAR_TEST_CONTROL_URL"])
+            elif op == "take_replacement":
+                replacement = taken[step["of"]].replaced_by
+                self.assertIsNotNone(replacement, f"group {step['of']} was not replaced")
+                named[step["as"]] = replacement
+                group = client.next_group(timeout=TAKE_TIMEOUT_S)
+                self.assertEqual(group.group_id, replacement, "a group other than the replacement arrived")
+                self.assertEqual(group.replaces, named[step["of"]])
+                taken[step["as"]] = group
             elif op == "ack":
                 for n in step["groups"]:
                     client.ack(taken[n])
             else:
                 self.fail(f"unknown op {op}")
-        self._expect(case["expect"], taken, client, start)
+        self._expect(case["expect"], taken, client, start, named)
 
-    def _expect(self, expect, taken, client, start):
+    def _expect(self, expect, taken, client, start, named):
         self.assertEqual(set(taken), set(expect["groups"]))
         for name, want in expect["groups"].items():
             group = taken[name]
@@ -113,6 +127,12 @@ class ConformanceTest(unittest.TestCase):
                 self.assertEqual(sum(r.usable for r in group.rollouts), want["usable"], name)
             for status, least in want.get("at_least", {}).items():
                 self.assertGreaterEqual(sum(r.status == status for r in group.rollouts), least, name)
+            for key in ("task_id", "flat", "replacement_index", "replacement_exhausted"):
+                if key in want:
+                    self.assertEqual(getattr(group, key), want[key], f"{name}.{key}")
+            for key in ("replaces", "replaced_by"):
+                if key in want:
+                    self.assertEqual(getattr(group, key), None if want[key] is None else named[want[key]], f"{name}.{key}")
             if "policy_version_offset" in want:
                 version = start + want["policy_version_offset"]
                 for r in group.rollouts:
@@ -143,6 +163,14 @@ class ConformanceTest(unittest.TestCase):
                         self.assertIsNone(theirs)
                     else:
                         self.assertAlmostEqual(ours, theirs, places=9)
+        if expect.get("reward_std_matches_rewards"):
+            for name, group in taken.items():
+                scored = [r.reward for r in group.rollouts if r.status != "CANCELLED" and r.reward is not None]
+                if len(scored) < 2:
+                    self.assertIsNone(group.reward_std, name)
+                else:
+                    mean = sum(scored) / len(scored)
+                    self.assertAlmostEqual(group.reward_std, (sum((r - mean) ** 2 for r in scored) / len(scored)) ** 0.5, places=9, msg=name)
         if "cancelled_rollouts" in expect:
             want = expect["cancelled_rollouts"]
             for r in rollouts:
@@ -164,6 +192,9 @@ class ConformanceTest(unittest.TestCase):
 
     def test_5_unknown_task_refused(self):
         self.run_case("unknown_task_refused")
+
+    def test_6_flat_group_replaced_within_its_bound(self):
+        self.run_case("flat_group_replaced_within_its_bound")
 
     def test_every_case_has_a_test(self):
         ran = {name[len("test_") + 2 :] for name in dir(self) if name.startswith("test_") and name[5].isdigit()}

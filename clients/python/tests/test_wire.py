@@ -4,8 +4,8 @@
 import json
 import unittest
 
-from polar_client import InlineTask, PolarClientError, Sampling, wire
-from fixtures import group_frame, result, result_frame, trace
+from polar_client import InlineTask, PolarClientError, ReplaceFlat, Sampling, wire
+from fixtures import group_frame, result, result_frame, task_stat, task_stats_frame, trace
 
 
 class ParseTest(unittest.TestCase):
@@ -51,6 +51,22 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(wire.parse_frame('{"type":"error","code":"not_found","message":"m"}'), wire.ErrorFrame("not_found", "m", None))
         self.assertEqual(wire.parse_frame('{"type":"submitted","request_id":"r","group_id":"g","rollout_ids":["a"]}'), wire.SubmittedFrame("r", "g", ["a"]))
 
+    def test_a_flat_group_and_its_replacement_link(self):
+        flat = wire.parse_frame(group_frame("g1", ["a", "b"], [1.0, 1.0], task_id="t", reward_std=0, flat=True, replacement_index=0, replaces=None, replaced_by="g2", replacement_exhausted=None))
+        self.assertEqual((flat.task_id, flat.reward_std, flat.flat, flat.replacement_index, flat.replaces, flat.replaced_by, flat.replacement_exhausted), ("t", 0.0, True, 0, None, "g2", None))
+        last = wire.parse_frame(group_frame("g2", ["c"], [0.0], task_id="u", reward_std=None, flat=False, replacement_index=1, replaces="g1", replaced_by=None, replacement_exhausted="max_replacements"))
+        self.assertEqual((last.replaces, last.replacement_index, last.replacement_exhausted, last.reward_std), ("g1", 1, "max_replacements", None))
+        # A coordinator older than dynamic sampling sends none of these fields: the defaults.
+        old = wire.parse_frame(group_frame("g3", ["d"], [1.0]))
+        self.assertEqual((old.task_id, old.reward_std, old.flat, old.replaced_by, old.replacement_exhausted), (None, None, False, None, None))
+
+    def test_task_stats(self):
+        frame = wire.parse_frame(task_stats_frame("r", [task_stat("b", 0.5, 0.0), task_stat("a", 1.0, 0.5, groups=2)], target=0.5, unmeasured=["c"]))
+        self.assertIsInstance(frame, wire.TaskStatsFrame)
+        self.assertEqual(frame.request_id, "r")
+        self.assertEqual((frame.stats.target_pass_rate, frame.stats.half_life_groups, frame.stats.unmeasured), (0.5, 4.0, ["c"]))
+        self.assertEqual([(t.task_id, t.pass_rate, t.distance, t.groups) for t in frame.stats.tasks], [("b", 0.5, 0.0, 1), ("a", 1.0, 0.5, 2)])
+
     def test_malformed_frames_are_refused(self):
         bad = [
             b"\x00binary",
@@ -60,6 +76,11 @@ class ParseTest(unittest.TestCase):
             '{"type":"paused","request_id":"r","nodes":true}',
             '{"type":"resumed","policy_version":1.5}',
             group_frame("g", ["a", "b"], [1.0]),
+            group_frame("g", ["a"], [1.0], flat="yes"),
+            group_frame("g", ["a"], [1.0], replacement_exhausted="tired"),
+            group_frame("g", ["a"], [1.0], reward_std="0"),
+            task_stats_frame("r", [{**task_stat("a", 0.5), "groups": 1.5}]),
+            json.dumps({"type": "task_stats", "request_id": "r", "tasks": []}),
             json.dumps({"type": "result", "result": result("x", status="DONE")}),
             json.dumps({"type": "result", "result": result("x", traces=[trace(mask=(1, 1))])}),
             json.dumps({"type": "result", "result": result("x", traces=[trace(mask=(1, 2, 0, 1))])}),
@@ -83,6 +104,15 @@ class EncodeTest(unittest.TestCase):
         self.assertEqual(inline["group"]["task"], {"task_id": "t", "instruction": "fix it", "timeout_seconds": 60})
         self.assertEqual(inline["group"]["agent"], {"harness": "codex", "settings": {"max_turns": 5, "max_output_tokens": 512, "temperature": 0.7}, "env": {}, "model_name": "m"})
 
+    def test_submit_with_dynamic_sampling(self):
+        same = json.loads(wire.submit("r3", task="t", n=4, harness="mini", min_reward_std=0.0, replace_flat=ReplaceFlat(2)))["group"]
+        self.assertEqual((same["min_reward_std"], same["replace_flat"]), (0.0, {"max_replacements": 2, "source": "same_task"}))
+        nxt = json.loads(wire.submit("r4", task="t", n=4, harness="mini", replace_flat=ReplaceFlat(3, "next_task", ("u", InlineTask("v", "do v")))))["group"]
+        self.assertNotIn("min_reward_std", nxt)
+        self.assertEqual(nxt["replace_flat"], {"max_replacements": 3, "source": "next_task", "tasks": ["u", {"task_id": "v", "instruction": "do v"}]})
+        plain = json.loads(wire.submit("r5", task="t", n=1, harness="mini"))["group"]
+        self.assertNotIn("replace_flat", plain)
+
     def test_control_frames(self):
         self.assertEqual(json.loads(wire.hello("tr")), {"type": "hello", "protocol_version": 1, "trainer_id": "tr"})
         self.assertEqual(json.loads(wire.ack(["a"])), {"type": "ack", "result_ids": ["a"]})
@@ -91,6 +121,8 @@ class EncodeTest(unittest.TestCase):
         self.assertEqual(json.loads(wire.policy(2)), {"type": "policy", "version": 2})
         self.assertEqual(json.loads(wire.cancel_group("g")), {"type": "cancel_group", "group_id": "g"})
         self.assertEqual(json.loads(wire.pause("p")), {"type": "pause", "request_id": "p"})
+        self.assertEqual(json.loads(wire.task_stats("q")), {"type": "task_stats", "request_id": "q", "limit": 100})
+        self.assertEqual(json.loads(wire.task_stats("q", task_ids=["a"], target_pass_rate=0.5, limit=3)), {"type": "task_stats", "request_id": "q", "limit": 3, "task_ids": ["a"], "target_pass_rate": 0.5})
 
 
 if __name__ == "__main__":

@@ -1,10 +1,14 @@
 // Real runs of pytest, unittest and node:test on a small project (pass, fail, error, skip, a
-// module that does not import), parsed by the parser each task names.
+// module that does not import), parsed by the parser each task names; the signs the grading
+// rules read (the suite ran, which files or modules failed to collect) from the same runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseTestOutput } from "./index.ts";
+import { testNeeding } from "../../../test/helpers/host-tools.ts";
+import { parseTestOutput, testOutputReader } from "./index.ts";
+
+const withPytest = testNeeding("pytest");
 
 let dir: string;
 
@@ -64,7 +68,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("test output parsers on real runs", () => {
-  test("pytest -rA", () => {
+  withPytest("pytest -rA", () => {
     const report = parseTestOutput("pytest", run(["python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests/test_things.py"], join(dir, "py")));
     expect(report.get("tests/test_things.py::ThingTest::test_ok")).toBe("passed");
     expect(report.get("tests/test_things.py::ThingTest::test_fail")).toBe("failed");
@@ -73,19 +77,23 @@ describe("test output parsers on real runs", () => {
     expect(report.get("tests/test_things.py::test_param[2]")).toBe("failed");
   }, 60_000);
 
-  test("pytest collection error: no test is reported (all count as missing)", () => {
-    const report = parseTestOutput("pytest", run(["python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"], join(dir, "py")));
-    expect(report.size).toBe(0);
+  withPytest("pytest collection error: no test is reported, the file that failed is named, the session ran", () => {
+    const output = run(["python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"], join(dir, "py"));
+    const reader = testOutputReader("pytest");
+    expect(reader.parse(output).size).toBe(0);
+    expect(reader.collectionErrors(output)).toEqual(["tests/test_broken.py"]);
+    expect(reader.ran(output)).toBe(true);
+    expect(reader.ran("/usr/bin/python3: No module named pytest\n")).toBe(false);
   }, 60_000);
 
-  test("pytest -v lines", () => {
+  withPytest("pytest -v lines", () => {
     const report = parseTestOutput("pytest", run(["python3", "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests/test_things.py"], join(dir, "py")));
     expect(report.get("tests/test_things.py::ThingTest::test_ok")).toBe("passed");
     expect(report.get("tests/test_things.py::ThingTest::test_skipped")).toBe("skipped");
     expect(report.get("tests/test_things.py::test_param[2]")).toBe("failed");
   }, 60_000);
 
-  test("unittest -v", () => {
+  withPytest("unittest -v (the test module imports pytest)", () => {
     const report = parseTestOutput("unittest", run(["python3", "-m", "unittest", "-v", "-b", "tests.test_things"], join(dir, "py")));
     expect(Object.fromEntries(report)).toEqual({
       "tests.test_things.ThingTest.test_ok": "passed",
@@ -96,13 +104,23 @@ describe("test output parsers on real runs", () => {
     });
   }, 60_000);
 
+  test("unittest: a module that does not import is named; the run is seen even with no verdicts", () => {
+    const output = run(["python3", "-m", "unittest", "-v", "tests.test_broken"], join(dir, "py"));
+    const reader = testOutputReader("unittest");
+    // Loaded by name, unittest names the module by its last part; discovered, by its dotted path.
+    expect(reader.collectionErrors(output)).toEqual(["test_broken"]);
+    expect(reader.ran(output)).toBe(true);
+    expect(reader.parse(output).size).toBe(0);
+  }, 60_000);
+
   test("unittest before Python 3.11 names the class only", () => {
     const report = parseTestOutput("unittest", "test_a (pkg.mod.Case) ... ok\ntest_b (pkg.mod.Case)\nDoc line ... FAIL\n");
     expect(Object.fromEntries(report)).toEqual({ "pkg.mod.Case.test_a": "passed", "pkg.mod.Case.test_b": "failed" });
   });
 
   test("node:test TAP", () => {
-    const report = parseTestOutput("tap", run(["node", "--test", "--test-reporter=tap", "test/"], join(dir, "js")));
+    const output = run(["node", "--test", "--test-reporter=tap", "test/"], join(dir, "js"));
+    const report = parseTestOutput("tap", output);
     expect(report.get("outer > passes")).toBe("passed");
     expect(report.get("outer > fails")).toBe("failed");
     expect(report.get("outer > inner > deep # hash")).toBe("passed");
@@ -110,5 +128,6 @@ describe("test output parsers on real runs", () => {
     expect(report.get("top")).toBe("passed");
     expect(report.get("skipped")).toBe("skipped");
     expect([...report].some(([name, outcome]) => name.endsWith("b.test.js") && outcome === "failed")).toBe(true);
+    expect(testOutputReader("tap").ran(output)).toBe(true);
   }, 60_000);
 });

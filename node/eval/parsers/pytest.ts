@@ -29,3 +29,26 @@ export function parsePytest(output: string): TestReport {
   }
   return report;
 }
+
+/** pytest's session header, its `collected N items` line or its final `in 0.12s` summary. */
+const RAN = /^(=+ test session starts =+|collected \d+ items?\b.*|=+ .* in [\d.]+s(?: \(.*\))? =+)$/m;
+
+export function pytestRan(output: string): boolean {
+  return RAN.test(output);
+}
+
+/** `ERROR tests/test_x.py - …` (a short-summary line without `::`) and `___ ERROR collecting tests/test_x.py ___`. */
+const COLLECTION = [/^ERROR (\S+?)(?: - .*)?$/, /^_+ ERROR collecting (\S+) _+$/];
+
+/** Files pytest could not collect (their module did not import, or a conftest failed). */
+export function pytestCollectionErrors(output: string): string[] {
+  const files = new Set<string>();
+  for (const raw of output.split("\n")) {
+    const line = raw.trimEnd();
+    for (const pattern of COLLECTION) {
+      const match = pattern.exec(line);
+      if (match && !match[1]!.includes("::")) files.add(match[1]!);
+    }
+  }
+  return [...files];
+}

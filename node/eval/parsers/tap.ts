@@ -35,3 +35,8 @@ export function parseTap(output: string): TestReport {
   }
   return report;
 }
+
+/** A TAP header, a plan line (`1..N`) or node:test's `# tests N` summary. */
+export function tapRan(output: string): boolean {
+  return /^(TAP version \d+|\s*1\.\.\d+|# tests \d+)\s*$/m.test(output);
+}

@@ -24,7 +24,8 @@ export function parseUnittest(output: string): TestReport {
     const line = raw.trimEnd();
     const head = HEAD.exec(line);
     const verdict = VERDICT.exec(line);
-    if (head) pending = testId(head[1]!, head[2]!);
+    // A module that failed to import is not a test (unittestCollectionErrors reports it).
+    if (head) pending = head[2]!.startsWith("unittest.loader._FailedTest") ? undefined : testId(head[1]!, head[2]!);
     if (verdict && pending !== undefined) {
       record(report, pending, outcome(verdict[1]!));
       pending = undefined;
@@ -34,4 +35,16 @@ export function parseUnittest(output: string): TestReport {
     }
   }
   return report;
+}
+
+/** `Ran 3 tests in 0.002s`: unittest's runner got as far as running (even zero tests). */
+export function unittestRan(output: string): boolean {
+  return /^Ran \d+ tests? in /m.test(output);
+}
+
+/** Modules unittest could not import (reported as `unittest.loader._FailedTest`). */
+export function unittestCollectionErrors(output: string): string[] {
+  const modules = new Set<string>();
+  for (const match of output.matchAll(/^ImportError: Failed to import test module: (\S+)$/gm)) modules.add(match[1]!);
+  return [...modules];
 }

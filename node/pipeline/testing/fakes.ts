@@ -25,11 +25,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 export function fakeSandbox(spec: RuntimeSpec, id: string): Sandbox & { destroyed: boolean } {
   const unused = () => Promise.reject(new Error("not used by the pipeline"));
+  const dir = mkdtempSync(join(tmpdir(), "polar-fake-sbx-"));
   const sandbox = {
     id,
     backend: "process" as const,
     spec,
-    hostRunDir: mkdtempSync(join(tmpdir(), "polar-fake-sbx-")),
+    hostRunDir: join(dir, "run"),
+    hostGatewayDir: join(dir, "gateway"),
     destroyed: false,
     exec: unused,
     putFiles: unused,

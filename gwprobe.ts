@@ -1,0 +1,33 @@
+import { heapStats } from "bun:jsc";
+const generateHeapSnapshot = () => Bun.generateHeapSnapshot("jsc");
+import { startGateway } from "./node/gateway/server.ts";
+import { paceFullCollections } from "./lib/gc-pacing.ts";
+paceFullCollections();
+import { CallsRepo } from "./node/store/calls-repo.ts";
+import { PromptIdsJson } from "./node/gateway/backends/prompt-ids-json.ts";
+import { EngineClient } from "./node/gateway/backends/engine-client.ts";
+import { vllmAnswer } from "./bench/fake-vllm-answer.ts";
+if (process.env.NO_FETCH) { const orig = EngineClient.prototype.request; EngineClient.prototype.request = async function (req: any) { if (req.path !== "/v1/chat/completions") return orig.call(this, req); const n = Math.round((req.json?.length ?? 4000) / 4); await Bun.sleep(0); const text = vllmAnswer(n); const data = req.schema.parse(req.parse ? req.parse(text) : JSON.parse(text)); return { data, engineUrl: "x", attempts: 1 }; }; }
+if (process.env.NO_INSERT) CallsRepo.prototype.insert = async function () {};
+if (process.env.PLAIN_PARSE) PromptIdsJson.prototype.parse = function (_s: string | null, t: string) { return JSON.parse(t); };
+import { createBackend } from "./node/gateway/backends/index.ts";
+import { mkdtempSync } from "node:fs"; import { tmpdir } from "node:os"; import { join } from "node:path";
+const enginePort = 40000 + Math.floor(Math.random() * 1000);
+const engine = Bun.spawn(["bun", "/tmp/gwprobe/engine.ts", String(enginePort)], { stdout: "inherit", stderr: "inherit" });
+await Bun.sleep(800);
+const cacheBytes = Number(process.env.CACHE ?? 256 * 1048576);
+const gw = await startGateway({ port: 0, db: join(mkdtempSync(join(tmpdir(), "gwp-")), "g.db"), adminToken: "a".repeat(20), cacheBytes }, createBackend("vllm", { urls: [`http://127.0.0.1:${enginePort}`], retries: 0 }), { log: () => {} });
+const load = Bun.spawn(process.env.LOAD2 ? ["bun", "/tmp/gwprobe/load2.ts", gw.url, "a".repeat(20), process.env.ROUNDS ?? "4"] : ["bun", "/tmp/gwprobe/load.ts", gw.url, "a".repeat(20), process.env.SESSIONS ?? "400"], { stdout: "inherit", stderr: "inherit" });
+const M = (b: number) => (b / 1048576).toFixed(0);
+let peak = 0;
+if (process.env.GC_MS) setInterval(() => Bun.gc(process.env.GC_FULL === '1'), Number(process.env.GC_MS));
+const cpu0 = process.cpuUsage();
+const t = setInterval(() => { const m = process.memoryUsage(); peak = Math.max(peak, m.rss); }, 100);
+let snapped = false;
+const p = setInterval(() => {
+  if (process.env.SNAP && !snapped && process.memoryUsage().rss > Number(process.env.SNAP) * 1048576) { snapped = true; const snap = generateHeapSnapshot() as any; const nodes = snap.nodes as number[]; const names = snap.nodeClassNames as string[]; const by = new Map<string, [number, number]>(); for (let i = 0; i < nodes.length; i += 4) { const size = nodes[i + 1]!, cls = names[nodes[i + 2]!]!; const e = by.get(cls) ?? [0, 0]; e[0] += size; e[1]++; by.set(cls, e); } console.log('SNAPSHOT', [...by].sort((a, b) => b[1][0] - a[1][0]).slice(0, 12).map(([c, [b, n]]) => `${c} ${(b / 1048576).toFixed(1)}MiB/${n}`).join(', ')); } const m = process.memoryUsage(); const h = heapStats(); const top = Object.entries(h.objectTypeCounts).sort((a, b) => (b[1] as number) - (a[1] as number)).slice(0, 6).map(([k, v]) => `${k}:${v}`).join(' ');
+  console.log(`${top} rss ${M(m.rss)} heapSize ${M(h.heapSize)} heapCap ${M(h.heapCapacity)} extraMem ${M(h.extraMemorySize)} external ${M(m.external)} arrayBuffers ${M(m.arrayBuffers)} cache ${M(gw.cacheBudget.usedBytes)} peak ${M(peak)}`); }, Number(process.env.SAMPLE_MS ?? 3000));
+await load.exited; clearInterval(t); clearInterval(p);
+const m = process.memoryUsage(); const c = process.cpuUsage(cpu0); console.log(`END rss ${M(m.rss)} peak ${M(peak)} cpu ${((c.user + c.system) / 1e6).toFixed(2)} s`);
+Bun.gc(true); await Bun.sleep(500); console.log(`after full GC rss ${M(process.memoryUsage().rss)} heap ${M(heapStats().heapSize)}`);
+engine.kill(); await gw.stop(); process.exit(0);

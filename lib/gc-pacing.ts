@@ -1,0 +1,46 @@
+// Why: with MIMALLOC_PURGE_DELAY=-1 (allocator-options.ts) the process keeps every page it ever
+// used, so its RSS is the high-water of live data plus garbage not yet collected. A gateway
+// call's 100 KB bodies and token arrays live across the engine call, so JSC's generational
+// collector promotes them and frees them only at a full collection, which it runs rarely while
+// the live heap is small: hundreds of MiB of garbage piled up between two (bench/RESULTS.md,
+// "Gateway memory"). A full collection at most once a second, and only when the heap grew since
+// the last one, keeps that pile — and so the high-water — down for a few percent of the CPU of
+// 100 KB calls; an idle process is never collected.
+import { heapSize } from "bun:jsc";
+import { UsageError } from "./cli-args.ts";
+
+export const FULL_GC_ENV = "POLAR_FULL_GC_MS";
+const DEFAULT_INTERVAL_MS = 1_000;
+/** Heap growth since the last full collection below which nothing is done. */
+const GROWTH_BYTES = 16 * 1024 * 1024;
+
+/** The pacing interval `POLAR_FULL_GC_MS` asks for (0: off); throws on anything but a non-negative integer. */
+export function fullGcIntervalMs(env: Record<string, string | undefined> = process.env): number {
+  const raw = env[FULL_GC_ENV];
+  if (raw === undefined || raw === "") return DEFAULT_INTERVAL_MS;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new UsageError(`${FULL_GC_ENV} must be a whole number of milliseconds (0: off), got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export interface Collector {
+  /** The JS heap's size in bytes (bun:jsc, ~0.5 µs). */
+  heapSize(): number;
+  /** A full, synchronous collection. */
+  collect(): void;
+}
+
+const JSC: Collector = { heapSize, collect: () => Bun.gc(true) };
+
+/** Starts pacing full collections for this process; returns the function that stops it (undefined when off). */
+export function paceFullCollections(intervalMs = fullGcIntervalMs(), collector: Collector = JSC): (() => void) | undefined {
+  if (intervalMs === 0) return undefined;
+  let afterLast = collector.heapSize();
+  const timer = setInterval(() => {
+    if (collector.heapSize() - afterLast < GROWTH_BYTES) return;
+    collector.collect();
+    afterLast = collector.heapSize();
+  }, intervalMs);
+  timer.unref(); // never what keeps the process alive
+  return () => clearInterval(timer);
+}
