@@ -27,6 +27,9 @@ const TASK_IDS_KEPT = 10_000;
 /** Polar's own events, passed on under their own names. */
 const PASSED_ON = [
   "group.deleted",
+  "group.flat",
+  "group.replaced",
+  "group.replacements_exhausted",
   "rollout.requeued",
   "rollout.attempts_exhausted",
   "result.accepted",
