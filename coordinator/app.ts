@@ -6,19 +6,32 @@ import { adminErrorResponse, asPolarError, describeCause, PolarError } from "../
 import type { CoordinatorConfig } from "./config.ts";
 import type { Coordinator } from "./coordinator.ts";
 import { adminRoutes } from "./routes/admin.ts";
-import { DASHBOARD_HTML } from "./routes/dashboard.ts";
-import { metricsText } from "./routes/metrics.ts";
+import { dashboardRoutes } from "../lib/dashboard-routes.ts";
+import type { EventFeed } from "../lib/event-feed.ts";
+import type { MetricsRegistry } from "../lib/metrics.ts";
+import { eventsRoutes, metricsRoutes } from "../lib/observability-routes.ts";
+import type { OperatorDeps } from "./routes/admin.ts";
+import { presentedToken, tokenMatches } from "./tokens.ts";
 import { rolloutApiRoutes } from "./routes/rollout-api.ts";
 import type { TaskCatalog } from "./task-catalog.ts";
 
-export function createCoordinatorApp(deps: { coordinator: Coordinator; config: CoordinatorConfig; tasks: TaskCatalog; callbacks: CallbackSender }): Hono {
+/** What operators look at: /metrics, /events and the dashboard's admin endpoints. */
+export interface CoordinatorObservability {
+  metrics: MetricsRegistry;
+  feed: EventFeed;
+  operator: OperatorDeps;
+}
+
+export function createCoordinatorApp(deps: { coordinator: Coordinator; config: CoordinatorConfig; tasks: TaskCatalog; callbacks: CallbackSender; observability: CoordinatorObservability }): Hono {
   const { coordinator, config } = deps;
   const app = new Hono();
   app.get("/health", (c) => c.json({ ok: true, policy_version: coordinator.policyVersion, paused: coordinator.isPaused, nodes: [...coordinator.nodes.values()].filter((n) => n.peer).length }));
-  app.get("/", (c) => c.html(DASHBOARD_HTML));
-  app.get("/metrics", async (c) => c.text(await metricsText(coordinator), 200, { "content-type": "text/plain; version=0.0.4" }));
+  app.route("/", dashboardRoutes());
+  // Mount points of their own: a guard (an admin token on /metrics) goes in front with app.use("/metrics", …).
+  app.route("/metrics", metricsRoutes(deps.observability.metrics));
+  app.route("/events", eventsRoutes(deps.observability.feed, (headers) => tokenMatches(presentedToken(headers), config.adminToken)));
   app.route("/", rolloutApiRoutes(coordinator, deps.tasks, deps.callbacks, config.callbackOnCancel));
-  app.route("/v1/admin", adminRoutes(coordinator, config.adminToken, deps.tasks));
+  app.route("/v1/admin", adminRoutes(coordinator, config.adminToken, deps.tasks, deps.observability.operator));
   app.notFound((c) => {
     const { body, status } = adminErrorResponse(new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`));
     return c.json(body, status as 404);

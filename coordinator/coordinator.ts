@@ -188,7 +188,7 @@ export class Coordinator {
 
   nodeHeartbeat(node: NodeState, load: StageLoad, imagesWarm: Record<string, number>, gateway: GatewayLatency | undefined): void {
     this.nodeBook.recordHeartbeat(node, load, imagesWarm, gateway);
-    this.events.emit("node.heartbeat", { node_id: node.id, load, images_warm: [...node.warm], gateway: gateway ?? null, assigned: node.assigned.size, slots: slots(node.capacity), at: this.now() });
+    this.events.emit("node.heartbeat", { node_id: node.id, load, images_warm: [...node.warm], warm_sandboxes: imagesWarm, gateway: gateway ?? null, assigned: node.assigned.size, slots: slots(node.capacity), at: this.now() });
   }
 
   /** The node reports the stage its run of a rollout reached. */

@@ -5,6 +5,7 @@
 // coordinator's ordered write chain. NVIDIA's event names map onto these: task.created ←
 // group.created, task.updated ← group.progressed, task.completed ← group.finished,
 // session.state_changed ← rollout.state_changed.
+import type { ResultFacts } from "../lib/result-facts.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import type { ExhaustedReason } from "./dynamic-sampling.ts";
 import type { GatewayLatency, StageCapacity, StageLoad } from "../protocol/node-link.ts";
@@ -57,7 +58,18 @@ export interface CoordinatorEvents {
   "rollout.attempts_exhausted": { rollout_id: string; group_id: string; node_id: string; attempt: number; cause: string; at: number };
 
   /** A node's result was stored for the rollout's current attempt. */
-  "result.accepted": { rollout_id: string; group_id: string; node_id: string; attempt: number; status: StreamedResult["status"]; reward: number | null; timing: Record<string, number>; at: number };
+  "result.accepted": {
+    rollout_id: string;
+    group_id: string;
+    node_id: string;
+    attempt: number;
+    status: StreamedResult["status"];
+    reward: number | null;
+    timing: Record<string, number>;
+    /** Failure kind, tokens and capture fidelity read from the result (lib/result-facts.ts). */
+    facts: ResultFacts;
+    at: number;
+  };
   /** A node's result for an attempt that is no longer current (reassigned, cancelled, repeated). */
   "result.dropped": { rollout_id: string; node_id: string; attempt: number; at: number };
   /** A stored result is ready for its trainer's stream. */
@@ -87,7 +99,7 @@ export interface CoordinatorEvents {
   };
   /** A node's grace ran out: its rollouts move on. */
   "node.lost": { node_id: string; rollout_ids: string[]; at: number };
-  "node.heartbeat": { node_id: string; load: StageLoad; images_warm: string[]; gateway: GatewayLatency | null; assigned: number; slots: number; at: number };
+  "node.heartbeat": { node_id: string; load: StageLoad; images_warm: string[]; /** Ready sandboxes per image. */ warm_sandboxes: Record<string, number>; gateway: GatewayLatency | null; assigned: number; slots: number; at: number };
 
   /** A trainer asked the cluster to pause (weight sync); `nodes` were sent `pause`. */
   "cluster.pause_requested": { request_id: string; nodes: number; at: number };

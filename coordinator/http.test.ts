@@ -1,6 +1,7 @@
 // The coordinator's HTTP surface: Polar's rollout API over the cluster (submit, status, cancel,
 // 422 / 409, callbacks), admin endpoints behind the admin token, and Prometheus metrics.
 import { afterEach, describe, expect, test } from "bun:test";
+import { parsePrometheusText, sampleValue } from "../test/helpers/prometheus-text.ts";
 import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./testing/cluster.ts";
 
 let cluster: Cluster | undefined;
@@ -86,14 +87,13 @@ describe("coordinator HTTP", () => {
     expect(rollouts.rollouts.length).toBe(2);
     expect((await cluster.admin(`/v1/admin/groups/${groups.groups[0]!.group_id}`, { method: "DELETE" })).status).toBe(200);
     expect((await cluster.admin("/v1/admin/groups/nope", { method: "DELETE" })).status).toBe(404);
-    let metrics = "";
-    const value = (line: string) => Number(metrics.split("\n").find((l) => l.startsWith(line))?.split(" ").at(-1));
+    let metrics = parsePrometheusText(await (await fetch(`${cluster.coordinator.url}/metrics`)).text());
     await waitFor(async () => {
-      metrics = await (await fetch(`${cluster!.coordinator.url}/metrics`)).text();
-      return value("polar_gateway_call_latency_ms_count") > 0;
+      metrics = parsePrometheusText(await (await fetch(`${cluster!.coordinator.url}/metrics`)).text());
+      return (sampleValue(metrics, "polar_node_gateway_call_duration_seconds_count", { node: "a" }) ?? 0) > 0;
     }, "a heartbeat with gateway latency");
-    expect(value("polar_results_accepted_total")).toBe(2);
-    expect(value('polar_nodes{status="draining"}')).toBe(1);
-    expect(value("polar_queue_depth")).toBe(0);
+    expect(sampleValue(metrics, "polar_results_accepted_total", { status: "COMPLETED" })).toBe(2);
+    expect(sampleValue(metrics, "polar_nodes", { state: "draining" })).toBe(1);
+    expect(sampleValue(metrics, "polar_queue_depth")).toBe(0);
   }, T);
 });

@@ -3,6 +3,7 @@
 // usable, and a group's completion once every member has exactly one result — judged flat or not,
 // replaced when its submit asked, counted in its task's pass rate — decided here and stored
 // (group-committed) before anyone is told.
+import { resultFacts } from "../lib/result-facts.ts";
 import type { ReportedResult } from "../protocol/node-link.ts";
 import type { CoordinatorCore } from "./core.ts";
 import { GroupCommit } from "./group-commit.ts";
@@ -42,7 +43,7 @@ export class Outcomes {
     const timing = resultTiming(result);
     await this.finish(rollout, result, state, typeof result.error === "string" && result.error ? result.error : null, timing);
     // Announced once stored (and the group's completion with it), as the node is told.
-    c.events.emit("result.accepted", { rollout_id: rolloutId, group_id: rollout.groupId, node_id: nodeId, attempt, status: result.status, reward: sessionReward(result), timing, at: c.now() });
+    c.events.emit("result.accepted", { rollout_id: rolloutId, group_id: rollout.groupId, node_id: nodeId, attempt, status: result.status, reward: sessionReward(result), timing, facts: resultFacts(result), at: c.now() });
     return "accepted";
   }
 

@@ -3,11 +3,13 @@
 // a task catalog passed in, so tests and the CLI start the same thing.
 import type { Server, ServerWebSocket } from "bun";
 import type { ListenerErrorSink } from "../lib/events.ts";
+import type { MetricsRegistry } from "../lib/metrics.ts";
 import { stderrLogSink, type LogSink } from "../lib/json-log.ts";
 import { adminErrorResponse, PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import { NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
 import { TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import { createCoordinatorApp } from "./app.ts";
+import { observeCoordinator } from "./observability.ts";
 import { CoordinatorConfig, type CoordinatorConfigInput } from "./config.ts";
 import { Coordinator } from "./coordinator.ts";
 import { logCoordinatorEvents } from "./log.ts";
@@ -28,6 +30,8 @@ import { drained, inOrder, parseFrame, sendJson, wakeDrainWaiters, type SocketDa
 export interface RunningCoordinator {
   url: string;
   coordinator: Coordinator;
+  /** The Prometheus registry /metrics renders (tests read it). */
+  metrics: MetricsRegistry;
   config: CoordinatorConfig;
   stop(): Promise<void>;
 }
@@ -61,8 +65,9 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
   const nodes = new NodeHandler(coordinator, pauses);
   const trainers = new TrainerHandler(coordinator, pauses, tasks);
   const callbacks = new CallbackSender();
+  const observability = observeCoordinator(coordinator, pauses, () => trainers.streams());
   // Everyone listens before restore() runs: a group it completes reaches its trainer and callback.
-  const app = createCoordinatorApp({ coordinator, config, tasks, callbacks });
+  const app = createCoordinatorApp({ coordinator, config, tasks, callbacks, observability });
   await coordinator.restore();
 
   const server: Server<SocketData> = Bun.serve<SocketData>({
@@ -142,6 +147,7 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
   return {
     url: `http://${config.host}:${server.port}`,
     coordinator,
+    metrics: observability.metrics,
     config,
     async stop() {
       clearInterval(sweeper);

@@ -30,6 +30,11 @@ export class TrainerHandler {
     });
   }
 
+  /** Every trainer's stream (read-only: metrics and the dashboard). */
+  streams(): Iterable<Readonly<TrainerStream>> {
+    return this.trainers.values();
+  }
+
   /** The handshake: (re)attaches the trainer's stream and queues every unacknowledged result. */
   async hello(peer: TrainerPeer, message: Extract<TrainerToCoordinator, { type: "hello" }>): Promise<TrainerStream | null> {
     const c = this.coordinator;

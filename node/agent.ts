@@ -7,6 +7,7 @@
 import type { EventBus } from "../lib/events.ts";
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator } from "../protocol/node-link.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
+import { TRANSCRIPT_KEY } from "../lib/transcript.ts";
 import type { NodeEvents } from "./events.ts";
 import type { AssignmentsRepo, OwedAssignment } from "./store/assignments-repo.ts";
 
@@ -42,6 +43,8 @@ export interface NodeSide {
   pause(): Promise<number>;
   resume(policyVersion: number): void;
   drain(): void;
+  /** The conversation a result's gateway session recorded, sent along for the coordinator's drill-down (never to trainers). */
+  transcript?(result: Record<string, unknown>): Promise<unknown[] | null>;
 }
 
 export class CoordinatorLink {
@@ -149,7 +152,7 @@ export class CoordinatorLink {
             this.options.events?.emit("assignment.interrupted", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, cause, at: Date.now() });
           } else {
             // Results the coordinator has not acknowledged (finished while away, or before a restart).
-            this.sendResult(owed, owed.result);
+            await this.sendResult(owed, owed.result);
           }
         }
         return;
@@ -199,12 +202,13 @@ export class CoordinatorLink {
     if (!row || row.ackedAt) return;
     // An attempt this node's stopping cut off is reported as interrupted at the next hello.
     if (this.node.interruption(result)) return;
-    this.sendResult({ ...row, state: result.status, result: result as unknown as Record<string, unknown> }, result as unknown as Record<string, unknown>);
+    await this.sendResult({ ...row, state: result.status, result: result as unknown as Record<string, unknown> }, result as unknown as Record<string, unknown>);
   }
 
   /** The result as the coordinator knows the rollout: its ids, not the node's own. */
-  private sendResult(owed: OwedAssignment, result: Record<string, unknown>): void {
-    const reported = { ...result, session_id: owed.coordinatorRolloutId, task_id: owed.taskId };
+  private async sendResult(owed: OwedAssignment, result: Record<string, unknown>): Promise<void> {
+    const transcript = await this.node.transcript?.(result).catch(() => null);
+    const reported = { ...result, session_id: owed.coordinatorRolloutId, task_id: owed.taskId, ...(transcript && { [TRANSCRIPT_KEY]: transcript }) };
     if (!this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported as never })) return;
     this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: String(result.status), at: Date.now() });
   }

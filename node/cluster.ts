@@ -15,7 +15,9 @@ import { interruptionCause } from "./pipeline/recovery.ts";
 import { newRollout } from "./pipeline/rollout.ts";
 import type { SandboxPool } from "./runtime/types.ts";
 import { AssignmentsRepo } from "./store/assignments-repo.ts";
+import { buildTranscript } from "../lib/transcript.ts";
 import { CallLatency } from "./store/call-latency.ts";
+import { CallsRepo } from "./store/calls-repo.ts";
 import type { NodeDb } from "./store/db.ts";
 import type { RolloutsRepo } from "./store/rollouts-repo.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -45,6 +47,7 @@ export function localIds(a: Assignment): { rolloutId: string; taskId: string } {
 export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
   const assignments = new AssignmentsRepo(deps.db);
   const latency = new CallLatency(deps.db);
+  const calls = new CallsRepo(deps.db, 16);
   const link = new CoordinatorLink(
     {
       url: deps.coordinator.url,
@@ -95,6 +98,10 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       // gateway with a newer one by hand: the node resumes either way, keeping the newer version.
       resume: (version) => deps.gate.resume(Math.max(version, deps.gate.policyVersion)),
       drain: deps.drain,
+      async transcript(result) {
+        const sessionId = (result.metadata as { gateway_session_id?: unknown } | undefined)?.gateway_session_id;
+        return typeof sessionId === "string" ? buildTranscript(await calls.list(sessionId)) : null;
+      },
     },
   );
   deps.pipeline.transitions.onTransition((r) => link.onTransition(r.id, r.state));

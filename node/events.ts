@@ -6,6 +6,8 @@ import { EventBus, type ListenerErrorSink } from "../lib/events.ts";
 import type { SessionResult, SessionResultStatus } from "../protocol/rollout.ts";
 import type { Rollout, RolloutMarks, RolloutTransitions } from "./pipeline/rollout.ts";
 import type { RolloutState } from "./pipeline/states.ts";
+import type { CommittedCall } from "./gateway/call-path.ts";
+import { resultFacts, type ResultFacts } from "../lib/result-facts.ts";
 
 export interface NodeEvents {
   /** A rollout moved (NVIDIA's session.state_changed), with the durations of the stages it passed. */
@@ -23,7 +25,15 @@ export interface NodeEvents {
     stage_ms: Record<string, number>;
   };
   /** A rollout's result was stored (`reward` null when it is masked: nothing was measured). */
-  "rollout.finished": { rollout_id: string; task_id: string; status: SessionResultStatus; reward: number | null; masked: boolean; timing: SessionResult["timing"]; at: number };
+  "rollout.finished": { rollout_id: string; task_id: string; status: SessionResultStatus; reward: number | null; masked: boolean; timing: SessionResult["timing"]; facts: ResultFacts; at: number };
+  /** A rollout-API task was stored with its sessions (NVIDIA's task.created). */
+  "task.submitted": { task_id: string; harness: string; model: string | null; num_samples: number; session_ids: string[]; at: number };
+  /** A session of a task got its result (NVIDIA's task.updated). */
+  "task.progressed": { task_id: string; completed_sessions: number; total_sessions: number; at: number };
+  /** Every session of a task has a result (NVIDIA's task.completed). */
+  "task.finished": { task_id: string; status: string; completed_sessions: number; at: number };
+  /** An LLM call went through the gateway and was recorded (failures too). */
+  "gateway.call": CommittedCall & { at: number };
   /** The link to the coordinator completed its handshake / went away. */
   "coordinator.connected": { url: string; node_id: string; at: number };
   "coordinator.disconnected": { url: string; at: number };
@@ -79,5 +89,5 @@ export function announceResult(events: EventBus<NodeEvents>, result: SessionResu
   const masked = (result.trajectory.metadata.training_filter as { masked?: unknown } | undefined)?.masked === true;
   // A masked result's 0 is no measured reward.
   const reward = !masked && typeof result.metadata.reward === "number" ? result.metadata.reward : null;
-  events.emit("rollout.finished", { rollout_id: result.session_id, task_id: result.task_id, status: result.status, reward, masked, timing: result.timing, at: Date.now() });
+  events.emit("rollout.finished", { rollout_id: result.session_id, task_id: result.task_id, status: result.status, reward, masked, timing: result.timing, facts: resultFacts(result), at: Date.now() });
 }

@@ -12,6 +12,8 @@ import type { CoordinatorLink } from "./agent.ts";
 import { joinCoordinator } from "./cluster.ts";
 import { announceResult, announceTransitions, newNodeEvents, type NodeEvents } from "./events.ts";
 import type { EventBus } from "../lib/events.ts";
+import type { MetricsRegistry } from "../lib/metrics.ts";
+import { observeNode } from "./observability/observe.ts";
 import { createBackend } from "./gateway/backends/index.ts";
 import { createGatewayApp } from "./gateway/app.ts";
 import { isAdminToken, presentedKey } from "./gateway/auth.ts";
@@ -60,6 +62,8 @@ export interface RunningNode {
   events: EventBus<NodeEvents>;
   /** Set when the node joined a coordinator. */
   link: CoordinatorLink | undefined;
+  /** The Prometheus registry /metrics renders. */
+  metrics: MetricsRegistry;
   /** Resolves when every callback started so far has been delivered or given up. */
   callbacksSettled(): Promise<void>;
   stop(): Promise<void>;
@@ -96,7 +100,8 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     temperature: config.sampling.temperature,
     topP: config.sampling.top_p,
   });
-  const gateway = createGatewayApp({ config: gatewayConfig, store, backend });
+  const events = newNodeEvents();
+  const gateway = createGatewayApp({ config: gatewayConfig, store, backend, onCall: (call) => events.emit("gateway.call", { ...call, at: Date.now() }) });
 
   const runtime = parts.runtime ?? (await openRuntime(config.runtime, { policy, limits }));
   const recovery = await recoverUnfinished(repo, config.node_id, () => runtime.removeLeftovers(config.node_id));
@@ -138,7 +143,6 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
 
   let tasks: TaskBook | undefined;
   let link: CoordinatorLink | undefined;
-  const events = newNodeEvents();
   const pipeline = new Pipeline(
     {
       nodeId: config.node_id,
@@ -165,11 +169,34 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     },
   );
   announceTransitions(pipeline.transitions, events);
-  tasks = new TaskBook({ store: repo, pipeline, onTaskDone: sendCallback });
+  tasks = new TaskBook({
+    store: repo,
+    pipeline,
+    onTaskDone: (result, request) => {
+      events.emit("task.finished", { task_id: result.task_id, status: result.status, completed_sessions: result.results.length, at: Date.now() });
+      sendCallback(result, request);
+    },
+    onTaskSubmitted: (request, ids) => events.emit("task.submitted", { task_id: request.task_id, harness: request.agent.harness, model: request.agent.model_name ?? null, num_samples: request.num_samples, session_ids: ids, at: Date.now() }),
+    onTaskProgress: (taskId, completed, total) => events.emit("task.progressed", { task_id: taskId, completed_sessions: completed, total_sessions: total, at: Date.now() }),
+  });
   await tasks.load();
 
   let draining = false;
+  const observability = observeNode({
+    nodeId: config.node_id,
+    adminToken: config.admin_token,
+    workers: config.workers,
+    engines: config.engine.urls,
+    events,
+    pipeline,
+    pool,
+    gate: gateway.gate,
+    db: store.db,
+    rollouts: repo,
+    linkStatus: () => (draining ? "draining" : link ? (link.connected ? "connected" : "disconnected") : "standalone"),
+  });
   const app = new Hono();
+  app.route("/", observability.routes);
   app.route(
     "/",
     rolloutRoutes({
@@ -230,6 +257,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     tasks,
     recovery,
     events,
+    metrics: observability.metrics,
     callbacksSettled: async () => {
       await Promise.all([...callbacks]);
     },
@@ -237,6 +265,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     async stop() {
       draining = true;
       clearInterval(pruner);
+      observability.stop();
       await link?.stop();
       await pipeline.close();
       // A callback still retrying is resent at the next start (its task is not marked delivered).

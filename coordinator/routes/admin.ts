@@ -1,16 +1,26 @@
 // Why: the operator's view and levers — nodes (and draining one), groups, rollouts by state,
 // deleting a group, per-task pass rates, headline stats — behind the admin token.
 import { Hono, type Context } from "hono";
+import { readLimitedText } from "../../lib/http-body.ts";
+import { ResumeBody } from "../../protocol/admin.ts";
 import type { TaskCatalog } from "../../lib/task-catalog.ts";
 import { adminErrorResponse, PolarError } from "../../protocol/errors.ts";
 import { TaskStatsQuery } from "../../protocol/task-stats.ts";
 import type { Coordinator } from "../coordinator.ts";
+import type { CoordinatorDashboard } from "../dashboard-view.ts";
 import { slots } from "../node-states.ts";
 import { tokenMatches, presentedToken } from "../tokens.ts";
 
 const LIST_LIMIT = 1000;
 
-export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?: TaskCatalog): Hono {
+/** What the dashboard's endpoints and the operator's pause need besides the coordinator. */
+export interface OperatorDeps {
+  dashboard: CoordinatorDashboard;
+  /** Pauses the cluster; resolves with the request id and how many nodes drained. */
+  pause(): Promise<{ request_id: string; nodes: number }>;
+}
+
+export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?: TaskCatalog, operator?: OperatorDeps): Hono {
   const app = new Hono();
   app.use("*", async (c, next) => {
     if (!tokenMatches(presentedToken(c.req.raw.headers), adminToken)) return failed(c, new PolarError("unauthorized", "admin token required"));
@@ -87,6 +97,33 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?
   });
 
   app.get("/stats", async (c) => c.json(await stats(coordinator)));
+
+  if (operator) {
+    app.get("/dashboard", async (c) => c.json(await operator.dashboard.snapshot()));
+    app.get("/groups/:id", async (c) => {
+      const group = await operator.dashboard.group(c.req.param("id"));
+      return group ? c.json(group) : failed(c, new PolarError("not_found", `no group ${c.req.param("id")}`));
+    });
+    app.get("/rollouts/:id", async (c) => {
+      const rollout = await operator.dashboard.rollout(c.req.param("id"), c.req.query("group"));
+      return rollout ? c.json(rollout) : failed(c, new PolarError("not_found", `no rollout ${c.req.param("id")} (a finished one not seen recently needs ?group=)`));
+    });
+    app.post("/pause", async (c) => c.json({ ...(await operator.pause()), paused: coordinator.isPaused }));
+    app.post("/resume", async (c) => {
+      const text = await readLimitedText(c.req.raw, 64 * 1024);
+      let json: unknown = {};
+      try {
+        json = text ? JSON.parse(text) : {};
+      } catch {
+        return failed(c, new PolarError("bad_request", "the body is not JSON"));
+      }
+      const parsed = ResumeBody.safeParse(json);
+      if (text === null || !parsed.success) return failed(c, new PolarError("bad_request", text === null ? "body too large" : "expected {policy_version?: non-negative integer}"));
+      const body = parsed.data;
+      await coordinator.resume(body.policy_version ?? coordinator.policyVersion);
+      return c.json({ policy_version: coordinator.policyVersion, paused: coordinator.isPaused });
+    });
+  }
   return app;
 }
 

@@ -16,6 +16,7 @@ import { startNode } from "../main.ts";
 import { parseNodeConfig } from "../node-config.ts";
 import type { StageMetrics } from "../pipeline/pipeline.ts";
 import { openRuntime, RUNTIME_BACKENDS, runtimeHelp } from "../runtime/registry.ts";
+import { runClusterDemo } from "./cluster.ts";
 import { printSummary } from "./summary.ts";
 
 const DEMO_HARNESSES = HARNESS_KINDS.filter((k) => k !== "command");
@@ -26,6 +27,10 @@ const FLAGS: FlagSpecs = {
   count: { type: "string", help: "how many of its tasks to submit", default: "3" },
   samples: { type: "string", help: "samples per task", default: "4" },
   out: { type: "string", help: "folder for the node's database and results.jsonl (default: a new temp folder)" },
+  cluster: { type: "boolean", help: "a coordinator, two nodes and a trainer submitting GRPO groups, as real processes; prints the dashboard URL and the admin token" },
+  groups: { type: "string", help: "--cluster: GRPO groups the trainer submits", default: "3" },
+  port: { type: "string", help: "--cluster: the coordinator's port (0 = any free port)", default: "0" },
+  keep: { type: "boolean", help: "--cluster: keep everything running after the summary (for the dashboard) until Ctrl-C" },
 };
 const ADMIN_TOKEN = "demo-admin-token-not-secret";
 /** Harnesses ask for up to 32000 output tokens; the mock engine's context is 40960. */
@@ -43,9 +48,14 @@ export async function runDemoCli(argv: string[]): Promise<void> {
   if (!existsSync(taskFile)) throw new UsageError(`--tasks: ${taskFile}: no such file`);
   const taskCount = intFlag(flags, "count") ?? 3;
   const runtimeName = oneOf(flags, "runtime", RUNTIME_BACKENDS) ?? "process";
-  const runtime = await openRuntime(runtimeName, { images: ["polar-bookworm:dev"] });
   const samples = intFlag(flags, "samples") ?? 4;
   const dir = stringFlag(flags, "out") ?? mkdtempSync(join(tmpdir(), "polar-demo-"));
+  if (flags.cluster === true) {
+    if (runtimeName !== "process") throw new UsageError("--cluster runs its nodes on the process runtime");
+    return runClusterDemo({ harness, taskFile, groups: intFlag(flags, "groups") ?? 3, samples, dir, port: intFlag(flags, "port") ?? 0, keep: flags.keep === true });
+  }
+  if (flags.keep === true) throw new UsageError("--keep goes with --cluster");
+  const runtime = await openRuntime(runtimeName, { images: ["polar-bookworm:dev"] });
 
   const engine = await startMockEngine({ port: 0, tasks: taskFile, successProbability: 0.5 });
   const node = await startNode(

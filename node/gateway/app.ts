@@ -8,7 +8,7 @@ import { CallsRepo } from "../store/calls-repo.ts";
 import { SessionsRepo } from "../store/sessions-repo.ts";
 import { SessionAuth } from "./auth.ts";
 import type { Backend } from "./backends/backend.ts";
-import { CallPath } from "./call-path.ts";
+import { CallPath, type CommittedCall } from "./call-path.ts";
 import type { GatewayConfig } from "./config.ts";
 import { CacheBudget } from "../cache-budget.ts";
 import { promptTokenCounter } from "./model-tokenizer.ts";
@@ -28,6 +28,8 @@ export interface GatewayDeps {
   backend: Backend;
   /** Where the structured log lines go (default: stderr, one JSON object a line). */
   log?: LogSink;
+  /** Told of every LLM call once it is recorded (metrics, events). */
+  onCall?: (call: CommittedCall) => void;
 }
 
 export interface GatewayApp {
@@ -49,7 +51,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const calls = new CallsRepo(store.db);
   const auth = new SessionAuth(sessions, config.adminToken, config.open);
   const gate = new PolicyGate();
-  const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking });
+  const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking }, deps.onCall);
   const bodyLimits = { maxBytes: config.maxBodyBytes, maxDepth: config.maxJsonDepth };
   const cacheBudget = new CacheBudget(config.cacheBytes);
   for (const cache of [sessions, calls, callPath, backend]) cache.shareCacheBudget?.(cacheBudget);

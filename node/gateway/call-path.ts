@@ -17,6 +17,21 @@ export interface CallInput {
   signal: AbortSignal;
 }
 
+/** A call as committed to the store, for observers (metrics, the event feed). */
+export interface CommittedCall {
+  session_id: string;
+  dialect: Dialect;
+  engine_url: string | null;
+  /** The error code; null when the engine answered. */
+  error_code: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  queued_ms: number;
+  engine_ms: number;
+  total_ms: number;
+  policy_version: number;
+}
+
 export class CallPath {
   private readonly seqs: SeqAllocator;
 
@@ -25,6 +40,8 @@ export class CallPath {
     private readonly gate: PolicyGate,
     private readonly calls: CallsRepo,
     private readonly sampling: SamplingPolicy = {},
+    /** Told of every call once it is in the store (failures too). */
+    private readonly onCommitted?: (call: CommittedCall) => void,
   ) {
     this.seqs = new SeqAllocator((sessionId) => calls.lastSeq(sessionId));
   }
@@ -69,6 +86,18 @@ export class CallPath {
           // The session was deleted meanwhile: what the backend just remembered for it goes too.
           if (err instanceof PolarError && err.code === "not_found") this.forget(input.sessionId);
           throw err;
+        });
+        this.onCommitted?.({
+          session_id: input.sessionId,
+          dialect: input.dialect,
+          engine_url: result?.engineUrl ?? null,
+          error_code: failure?.code ?? null,
+          prompt_tokens: result ? (result.tokens?.promptIds.length ?? result.response.usage.prompt_tokens) : null,
+          completion_tokens: result ? (result.tokens?.outputIds.length ?? result.response.usage.completion_tokens) : null,
+          queued_ms: queuedMs,
+          engine_ms: engineMs,
+          total_ms: performance.now() - started,
+          policy_version: policyVersion,
         });
         if (failure) throw failure;
         return result!.response;

@@ -42,6 +42,9 @@ export interface TaskBookDeps {
   pipeline: Pipeline;
   /** Called once per finished task, after its final status is stored. */
   onTaskDone(result: TaskResult, request: TaskRequest): void;
+  /** Told when a task and its session ids are stored, and after each of its results (events). */
+  onTaskSubmitted?(request: TaskRequest, sessionIds: string[]): void;
+  onTaskProgress?(taskId: string, completed: number, total: number): void;
 }
 
 /** Rollout-API tasks only: coordinator assignments (`coordinator:…`) and kept earlier runs (`…#…`) are not this book's. */
@@ -102,6 +105,7 @@ export class TaskBook {
       entry.end();
       throw err;
     }
+    this.deps.onTaskSubmitted?.(request, ids);
     this.feed(request.task_id, entry);
     return { accepted: true };
   }
@@ -111,6 +115,7 @@ export class TaskBook {
     const entry = this.live.get(result.task_id);
     if (!entry) return;
     entry.results.push(result);
+    this.deps.onTaskProgress?.(result.task_id, entry.results.length, entry.rolloutIds.length);
     const threshold = entry.request.early_stop_min_usable_sessions;
     if (entry.phase === "running" && threshold != null && entry.results.filter(isUsableResult).length >= threshold) {
       this.stopAll(result.task_id, entry, "early_stop");

@@ -246,6 +246,13 @@ export class Pool implements SandboxPool {
     this.refill(state);
   }
 
+  /** Sandboxes starting per pool key (metrics, the dashboard). */
+  starting(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [key, state] of this.keys) if (state.starting > 0) out[key] = state.starting;
+    return out;
+  }
+
   warm(): Record<string, number> {
     const counts: Record<string, number> = {};
     for (const [key, state] of this.keys) counts[key] = state.ready.length;
