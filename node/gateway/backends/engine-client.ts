@@ -32,8 +32,8 @@ interface EngineRequest<S extends z.ZodType> {
   body?: unknown;
   /** The body already serialised (instead of `body`). */
   json?: string;
-  /** Parses the answer's text (default JSON.parse); the schema checks what it returns. */
-  parse?: (text: string) => unknown;
+  /** Parses the answer's UTF-8 bytes (default JSON.parse of their text); the schema checks what it returns. */
+  parse?: (body: Uint8Array) => unknown;
   schema: S;
   /** Extra headers (an API's own auth and version headers). */
   headers?: Record<string, string>;
@@ -94,14 +94,14 @@ export class EngineClient {
           last = { kind: "connect", url: lease.url, cause: response.connectFailure };
           continue;
         }
-        const text = await response.text().catch((e: unknown) => this.abortError(e, req.signal, deadline));
+        const body = await response.bytes().catch((e: unknown) => this.abortError(e, req.signal, deadline));
         if (!response.ok) {
-          const error = engineHttpError(response.status, text, lease.url, attempt);
+          const error = engineHttpError(response.status, decoder.decode(body), lease.url, attempt);
           if (!isRetryableStatus(response.status)) throw error;
           last = { kind: "status", error };
           continue;
         }
-        return { data: parseBody(req, text, lease.url), engineUrl: lease.url, attempts: attempt };
+        return { data: parseBody(req, body, lease.url), engineUrl: lease.url, attempts: attempt };
       } finally {
         lease.release();
       }
@@ -132,10 +132,13 @@ export class EngineClient {
   }
 }
 
-function parseBody<S extends z.ZodType>({ schema, path, parse = JSON.parse }: EngineRequest<S>, text: string, engineUrl: string): z.infer<S> {
+const decoder = new TextDecoder();
+const parseJson = (body: Uint8Array): unknown => JSON.parse(decoder.decode(body));
+
+function parseBody<S extends z.ZodType>({ schema, path, parse = parseJson }: EngineRequest<S>, body: Uint8Array, engineUrl: string): z.infer<S> {
   let json: unknown;
   try {
-    json = parse(text);
+    json = parse(body);
   } catch {
     throw new PolarError("engine_error", `engine answered ${path} with non-JSON`, { engineUrl });
   }
