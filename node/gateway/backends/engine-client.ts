@@ -30,8 +30,12 @@ interface EngineRequest<S extends z.ZodType> {
   method?: "GET" | "POST";
   path: string;
   body?: unknown;
-  /** The body already serialised (instead of `body`). */
-  json?: string;
+  /**
+   * The body serialised (instead of `body`), built afresh for each attempt: a 100 KB body held by
+   * the request across the engine's wait outlives JSC's young collections and piles up until a
+   * full one; built where it is sent, only the fetch's own copy waits (freed when it is sent).
+   */
+  json?: () => string;
   /** Parses the answer's UTF-8 bytes (default JSON.parse of their text); the schema checks what it returns. */
   parse?: (body: Uint8Array) => unknown;
   schema: S;
@@ -83,7 +87,7 @@ export class EngineClient {
         const response = await fetch(lease.url + req.path, {
           method: req.method ?? "POST",
           headers: { ...this.headers(req.json !== undefined || req.body !== undefined), ...req.headers },
-          body: req.json ?? (req.body === undefined ? undefined : JSON.stringify(req.body)),
+          body: req.json ? req.json() : req.body === undefined ? undefined : JSON.stringify(req.body),
           signal,
         }).catch((cause: unknown) => {
           if (signal.aborted) this.abortError(cause, req.signal, deadline);

@@ -61,7 +61,7 @@ export class SglangBackend extends ChatEngineBackend {
       sessionId: call.sessionId,
       signal: call.signal,
       path: "/v1/chat/completions",
-      json: this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
+      json: () => this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
       parse: (body) => this.answerJson.parse(call.sessionId, body),
       schema: SglangChatResponse,
     });

@@ -52,7 +52,7 @@ export class VllmBackend extends ChatEngineBackend {
       sessionId: call.sessionId,
       signal: call.signal,
       path: "/v1/chat/completions",
-      json: this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
+      json: () => this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
       parse: (body) => this.answerJson.parse(call.sessionId, body),
       schema: VllmChatResponse,
     });
