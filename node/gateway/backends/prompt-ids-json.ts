@@ -48,10 +48,16 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** A copy of `array[0, length)` in an array of at least `need` elements (half as much again, to grow into). */
+/**
+ * Room to grow into, as a share of the size: an agent's next prompt adds a turn (~1% of a long
+ * context), so an eighth more is several calls' worth, and little held for nothing.
+ */
+const GROWTH = 1.125;
+
+/** A copy of `array[0, length)` in an array of at least `need` elements (and room to grow into). */
 function grown<T extends Uint8Array | Uint32Array>(array: T, length: number, need: number, make: (n: number) => T): T {
   if (need <= array.length) return array;
-  const next = make(Math.max(need, Math.ceil(array.length * 1.5), 64));
+  const next = make(Math.max(Math.ceil(need * GROWTH), 64));
   next.set(array.subarray(0, length));
   return next;
 }
@@ -146,7 +152,8 @@ export class PromptIdsJson {
       next.listLength = close - open;
       return next;
     }
-    const fresh: Previous = { list: new Uint8Array(close - open), listLength: close - open, ids: new Uint32Array(Math.ceil((close - open) / 4)), idsLength: 0 };
+    // Room for ids of five digits and a comma (a 150k vocabulary's); smaller ids grow the buffer as they are parsed.
+    const fresh: Previous = { list: new Uint8Array(close - open), listLength: close - open, ids: new Uint32Array(Math.ceil((close - open) / 6)), idsLength: 0 };
     if (close > open + 1 && !appendIds(bytes, open + 1, close, fresh)) return null;
     fresh.list.set(bytes.subarray(open, close));
     return fresh;
