@@ -50,8 +50,8 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
     const started = metrics.versionStarted(e.rollout_id);
     const version = coordinator.policyVersion;
     const queueMs = history.timeline(e.rollout_id).reduce<{ queued?: number; seconds?: number }>((acc, s) => {
-      if (s.state === "queued") acc.queued = s.at;
-      else if (s.state === "assigned" && acc.queued !== undefined) acc.seconds = (s.at - acc.queued) / 1000;
+      if (s.state === "QUEUED") acc.queued = s.at;
+      else if (s.state === "ASSIGNED" && acc.queued !== undefined) acc.seconds = (s.at - acc.queued) / 1000;
       return acc;
     }, {}).seconds;
     record({

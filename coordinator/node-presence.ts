@@ -89,12 +89,12 @@ export class NodePresence {
     const requeue: LiveRollout[] = [];
     for (const id of ids) {
       const rollout = c.rollouts.get(id);
-      if (!rollout || rollout.state !== "assigned" || rollout.nodeId !== node.id) continue;
+      if (!rollout || rollout.state !== "ASSIGNED" || rollout.nodeId !== node.id) continue;
       if (rollout.attempt >= c.config.maxAttempts) {
         await this.outcomes.exhausted(rollout, cause);
         continue;
       }
-      c.rollouts.move(rollout, { to: "queued", cause });
+      c.rollouts.move(rollout, { to: "QUEUED", cause });
       requeue.push(rollout);
     }
     if (requeue.length === 0) return;
@@ -106,6 +106,6 @@ export class NodePresence {
   /** The rollout when `node` holds its current attempt. */
   private current(node: NodeState, rolloutId: string, attempt: number): LiveRollout | undefined {
     const rollout = this.core.rollouts.get(rolloutId);
-    return rollout && rollout.state === "assigned" && rollout.nodeId === node.id && rollout.attempt === attempt ? rollout : undefined;
+    return rollout && rollout.state === "ASSIGNED" && rollout.nodeId === node.id && rollout.attempt === attempt ? rollout : undefined;
   }
 }

@@ -7,9 +7,10 @@
 import type { EventBus } from "../lib/events.ts";
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator } from "../protocol/node-link.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
-import { TRANSCRIPT_KEY } from "../lib/transcript.ts";
+import type { Transcript } from "../lib/transcript.ts";
+import { reportedResult } from "./assignment-ids.ts";
 import type { NodeEvents } from "./events.ts";
-import type { AssignmentsRepo, OwedAssignment } from "./store/assignments-repo.ts";
+import type { AssignmentRow, AssignmentsRepo } from "./store/assignments-repo.ts";
 
 export interface CoordinatorLinkOptions {
   url: string;
@@ -34,7 +35,7 @@ export interface NodeSide {
   cancel(localRolloutId: string): void;
   isLive(localRolloutId: string): boolean;
   /** Why a stored result only records that this node stopped (restart, shutdown); null for a real result. */
-  interruption(result: unknown): string | null;
+  interruption(result: SessionResult): string | null;
   load(): { queued: number; init: number; ready: number; run: number; postrun: number };
   /** Ready sandboxes per image. */
   warmImages(): Record<string, number>;
@@ -44,7 +45,7 @@ export interface NodeSide {
   resume(policyVersion: number): void;
   drain(): void;
   /** The conversation a result's gateway session recorded, sent along for the coordinator's drill-down (never to trainers). */
-  transcript?(result: Record<string, unknown>): Promise<unknown[] | null>;
+  transcript?(result: SessionResult): Promise<Transcript | null>;
 }
 
 export class CoordinatorLink {
@@ -202,15 +203,14 @@ export class CoordinatorLink {
     if (!row || row.ackedAt) return;
     // An attempt this node's stopping cut off is reported as interrupted at the next hello.
     if (this.node.interruption(result)) return;
-    await this.sendResult({ ...row, state: result.status, result: result as unknown as Record<string, unknown> }, result as unknown as Record<string, unknown>);
+    await this.sendResult(row, result);
   }
 
   /** The result as the coordinator knows the rollout: its ids, not the node's own. */
-  private async sendResult(owed: OwedAssignment, result: Record<string, unknown>): Promise<void> {
-    const transcript = await this.node.transcript?.(result).catch(() => null);
-    const reported = { ...result, session_id: owed.coordinatorRolloutId, task_id: owed.taskId, ...(transcript && { [TRANSCRIPT_KEY]: transcript }) };
-    if (!this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported as never })) return;
-    this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: String(result.status), at: Date.now() });
+  private async sendResult(owed: AssignmentRow, result: SessionResult): Promise<void> {
+    const transcript = (await this.node.transcript?.(result).catch(() => null)) ?? null;
+    if (!this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reportedResult(result, owed, transcript) })) return;
+    this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: result.status, at: Date.now() });
   }
 
   private startHeartbeat(ms: number): void {

@@ -34,3 +34,10 @@ export function builderStrategy(name: string): Strategy | undefined {
   if ((STRATEGIES as readonly string[]).includes(name)) return name as Strategy;
   return POLAR_BUILDER_NAMES[name];
 }
+
+/** Why a request naming this harness and builder strategy cannot run; null when both are known. */
+export function unknownNames(harness: string, strategy: string | undefined): string | null {
+  if (!harnessKind(harness)) return `unknown harness "${harness}"; expected one of ${ACCEPTED_HARNESS_NAMES.join(", ")}`;
+  if (strategy !== undefined && !builderStrategy(strategy)) return `unknown builder strategy "${strategy}"; expected one of ${ACCEPTED_BUILDER_NAMES.join(", ")}`;
+  return null;
+}

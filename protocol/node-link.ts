@@ -3,7 +3,8 @@
 // shapes. The protocol version is checked in the handshake.
 import { z } from "zod";
 import { WsErrorFrame } from "./errors.ts";
-import { TaskRequest } from "./rollout.ts";
+import { TranscriptMessage } from "./admin.ts";
+import { SessionResult, TaskRequest } from "./rollout.ts";
 
 /**
  * 2: the hello lists `interrupted` assignments (a node restart cut them off; the coordinator
@@ -69,12 +70,14 @@ export const Assignment = z.object({
 });
 export type Assignment = z.infer<typeof Assignment>;
 
-/** A finished session as the node reports it (Polar's SessionResult, kept as sent). */
-export const ReportedResult = z.looseObject({
-  session_id: z.string(),
-  task_id: z.string(),
-  status: z.enum(["COMPLETED", "ERROR", "TIMEOUT"]),
-  trajectory: z.looseObject({ traces: z.array(z.looseObject({ reward: z.number().nullable().optional() })) }),
+/**
+ * A finished session as the node reports it: Polar's SessionResult under the coordinator's ids
+ * (`session_id` is the coordinator's rollout id, `task_id` its task), stored by the coordinator
+ * as parsed. `polar_transcript` is for the coordinator's drill-down only (lib/transcript.ts):
+ * never streamed to trainers nor returned by the rollout API.
+ */
+export const ReportedResult = SessionResult.safeExtend({
+  polar_transcript: z.array(TranscriptMessage).optional(),
 });
 export type ReportedResult = z.infer<typeof ReportedResult>;
 

@@ -3,7 +3,7 @@
 // shared by the coordinator and the TypeScript client.
 import { z } from "zod";
 import { WsErrorFrame } from "./errors.ts";
-import { AgentSpec, EvaluatorSpec, StrategySpec, TaskMetadata } from "./rollout.ts";
+import { AgentSpec, EvaluatorSpec, RolloutResultStatus, RolloutTrace, StrategySpec, TaskMetadata } from "./rollout.ts";
 import { RuntimeSpec } from "./runtime.ts";
 import { TaskStatsAnswer, TaskStatsQuery } from "./task-stats.ts";
 
@@ -67,17 +67,15 @@ export const GroupSpec = z
 export type GroupSpec = z.infer<typeof GroupSpec>;
 export type GroupSpecInput = z.input<typeof GroupSpec>;
 
-export const ROLLOUT_RESULT_STATUSES = ["COMPLETED", "ERROR", "TIMEOUT", "CANCELLED"] as const;
-
 /** One finished rollout as a trainer receives it. */
 export const StreamedResult = z.object({
   result_id: z.string(),
   group_id: z.string(),
   rollout_id: z.string(),
-  status: z.enum(ROLLOUT_RESULT_STATUSES),
+  status: RolloutResultStatus,
   reward: z.number().nullable(),
-  /** Polar's traces (prompt_ids, response_ids, loss_mask, response_logprobs, reward, metadata). */
-  traces: z.array(z.record(z.string(), z.unknown())),
+  /** Polar's traces, as the node reported them in its SessionResult. */
+  traces: z.array(RolloutTrace),
   /** Policy version the rollout started at, and the versions its calls were sampled with. */
   policy_version_started: z.number().int(),
   policy_versions: z.array(z.number().int()),

@@ -45,7 +45,7 @@ test("an assignment a node restart cut off is reported interrupted, runs again a
     assignments,
     async start(a) {
       const id = `${a.rollout_id}.${a.attempt}`;
-      await rollouts.createTask(`coordinator:${id}`, {}, [{ id, sampleIndex: 0, priority: 0 }]);
+      await rollouts.createTask(`coordinator:${id}`, a.request, [{ id, sampleIndex: 0, priority: 0 }]);
       await assignments.insert({ rolloutId: id, coordinatorRolloutId: a.rollout_id, attempt: a.attempt, groupId: a.group_id, taskId: a.request.task_id });
       started.push(id);
       return id;

@@ -1,6 +1,7 @@
 // Why: the coordinator's tests and its benchmark need many nodes that speak the node protocol
 // exactly — handshake, heartbeats, results kept until acknowledged, cancel, drain, pause — with a
 // simulated pipeline instead of sandboxes, so the coordinator is exercised over real WebSockets.
+import { SessionTiming } from "../../protocol/rollout.ts";
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator, type ReportedResult } from "../../protocol/node-link.ts";
 
 export interface SimulatedNodeOptions {
@@ -16,7 +17,7 @@ export interface SimulatedNodeOptions {
   heartbeatMs?: number;
 }
 
-export function defaultResult(a: Assignment, reward = 1, traceTokens = 16): ReportedResult {
+export function defaultResult(a: Pick<Assignment, "rollout_id" | "request">, reward = 1, traceTokens = 16): ReportedResult {
   const ids = Array.from({ length: traceTokens }, (_, i) => 1000 + i);
   return {
     session_id: a.rollout_id,
@@ -28,7 +29,7 @@ export function defaultResult(a: Assignment, reward = 1, traceTokens = 16): Repo
       metadata: {},
       error: null,
     },
-    timing: { init_ms: 1, run_ms: 2, e2e_ms: 3 },
+    timing: SessionTiming.parse({ init_ms: 1, run_ms: 2, e2e_ms: 3 }),
     node_id: null,
     error: null,
     metadata: a.request.metadata,

@@ -76,7 +76,14 @@ export class TaskBook {
       const rollouts = await this.deps.store.rolloutsOf(row.taskId);
       const results = (await this.deps.store.results(row.taskId)).map((r) => SessionResult.parse(r));
       const request = TaskRequest.parse(row.request);
-      const task = { request, harness: harnessKind(request.agent.harness) ?? "mini", strategy: builderStrategy(request.builder.strategy) ?? "per-call" };
+      const harness = harnessKind(request.agent.harness);
+      const strategy = builderStrategy(request.builder.strategy);
+      if (!harness || !strategy) {
+        // Stored by a Polar that knew more names: this one cannot run it, and never runs it as another.
+        await this.deps.store.setTaskStatus(row.taskId, "failed", true);
+        continue;
+      }
+      const task = { request, harness, strategy };
       // After a restart every rollout has a result (recovery stored the unfinished ones): none is fed again.
       const entry = liveTask(task, rollouts.map((r) => r.id), results, row.status === "cancelling" ? "cancelling" : "running", rollouts.length);
       this.live.set(row.taskId, entry);
@@ -96,7 +103,7 @@ export class TaskBook {
     try {
       await this.deps.store.createTask(
         request.task_id,
-        request as Record<string, unknown>,
+        request,
         ids.map((id, sampleIndex) => ({ id, sampleIndex, priority: request.dispatch_priority })),
       );
     } catch (err) {
