@@ -186,7 +186,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
         state: live?.state ?? row.state,
         node_id: live?.nodeId ?? row.nodeId,
         timeline: history.timeline(rolloutId),
-        stages: stageSpans(session?.timing as Record<string, unknown> | undefined),
+        stages: stageSpans(session?.timing),
         result: session,
         messages: transcriptOf(session),
       };
