@@ -102,11 +102,11 @@ export const SESSION_RESULT_STATUSES = ["COMPLETED", "ERROR", "TIMEOUT"] as cons
 export const SessionResultStatus = z.enum(SESSION_RESULT_STATUSES);
 export type SessionResultStatus = z.infer<typeof SessionResultStatus>;
 
+export const ROLLOUT_RESULT_STATUSES = [...SESSION_RESULT_STATUSES, "CANCELLED"] as const;
 /**
  * How a rollout ended, spelled the same on every hop — the node's pipeline, the coordinator's
  * store, the trainer stream: a session's status, or CANCELLED.
  */
-export const ROLLOUT_RESULT_STATUSES = [...SESSION_RESULT_STATUSES, "CANCELLED"] as const;
 export const RolloutResultStatus = z.enum(ROLLOUT_RESULT_STATUSES);
 export type RolloutResultStatus = z.infer<typeof RolloutResultStatus>;
 
