@@ -90,7 +90,7 @@ export class CoordinatorLink {
 
   private open(): void {
     const url = `${this.options.url.replace(/^http/, "ws").replace(/\/$/, "")}/v1/node`;
-    const ws = new (WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket)(url, { headers: { authorization: `Bearer ${this.options.token}` } });
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${this.options.token}` } });
     this.ws = ws;
     ws.onopen = () => void this.hello(ws);
     // Frames are handled one after another: a cancel must not overtake the assign it follows.

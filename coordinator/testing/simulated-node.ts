@@ -55,7 +55,7 @@ export class SimulatedNode {
   constructor(private readonly options: SimulatedNodeOptions) {}
 
   connect(): Promise<void> {
-    const ws = new (WebSocket as any)(`${this.options.url.replace(/^http/, "ws")}/v1/node`, { headers: { authorization: `Bearer ${this.options.token}` } }) as WebSocket;
+    const ws = new WebSocket(`${this.options.url.replace(/^http/, "ws")}/v1/node`, { headers: { authorization: `Bearer ${this.options.token}` } });
     this.ws = ws;
     this.welcomed = new Promise<void>((resolve, reject) => {
       ws.onopen = () => {
