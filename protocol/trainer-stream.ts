@@ -36,6 +36,9 @@ export const ReplaceFlat = z
   .refine((r) => (r.source === "next_task") === (r.tasks !== undefined), { message: "tasks is required with source next_task, and only with it", path: ["tasks"] });
 export type ReplaceFlat = z.infer<typeof ReplaceFlat>;
 
+/** How a group ends: every member has a result, or it was cancelled (Polar's task status words). */
+export const GROUP_END_STATUSES = ["completed", "cancelled"] as const;
+
 export const REPLACEMENT_EXHAUSTED_REASONS = ["max_replacements", "no_more_tasks", "task_not_found"] as const;
 
 export const GroupSpec = z
@@ -112,7 +115,7 @@ export const CoordinatorToTrainer = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("group"),
     group_id: z.string(),
-    status: z.enum(["completed", "cancelled"]),
+    status: z.enum(GROUP_END_STATUSES),
     rollout_ids: z.array(z.string()),
     rewards: z.array(z.number().nullable()),
     /** Reward minus the group mean (divided by the std for `mean_std`); null where no reward. */

@@ -3,12 +3,12 @@
 import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { ReportedResult } from "../../protocol/node-link.ts";
 import { ROLLOUT_RESULT_STATUSES, type TaskRequest } from "../../protocol/rollout.ts";
-import { ADVANTAGE_MODES, REPLACEMENT_EXHAUSTED_REASONS, type ReplaceFlat } from "../../protocol/trainer-stream.ts";
+import { ADVANTAGE_MODES, GROUP_END_STATUSES, REPLACEMENT_EXHAUSTED_REASONS, type ReplaceFlat } from "../../protocol/trainer-stream.ts";
 import type { RequestOverlay } from "../groups.ts";
 import { ROLLOUT_STATES } from "../rollout-states.ts";
 
-/** A group runs until every member has a result, or it is cancelled (Polar's task status words). */
-export const GROUP_STATES = ["running", "completed", "cancelled"] as const;
+/** A group runs until it ends (Polar's task status words). */
+export const GROUP_STATES = ["running", ...GROUP_END_STATUSES] as const;
 
 export const groups = sqliteTable("groups", {
   id: text("id").primaryKey(),
