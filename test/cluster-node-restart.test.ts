@@ -82,7 +82,7 @@ async function restartMidRun(nodeId: string, signal: "SIGKILL" | "SIGTERM", caus
   const stats = await admin(url, "/v1/admin/stats");
   expect(stats.nodes_lost).toBe(0);
   expect(stats.requeued).toBe(3);
-  const done = (await admin(url, "/v1/admin/rollouts?state=completed")).rollouts as { rollout_id: string; attempt: number; node_id: string }[];
+  const done = (await admin(url, "/v1/admin/rollouts?state=COMPLETED")).rollouts as { rollout_id: string; attempt: number; node_id: string }[];
   expect(done.map((r) => [r.attempt, r.node_id])).toEqual([
     [2, nodeId],
     [2, nodeId],
