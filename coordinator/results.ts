@@ -20,7 +20,7 @@ function policyVersionsOf(result: SessionResult): number[] {
   const versions = new Set<number>();
   for (const trace of result.trajectory.traces) {
     const stamped = trace.metadata.policy_versions;
-    if (Array.isArray(stamped)) for (const v of stamped) if (Number.isInteger(v)) versions.add(v as number);
+    if (Array.isArray(stamped)) for (const v of stamped) if (typeof v === "number" && Number.isInteger(v)) versions.add(v);
   }
   return [...versions].sort((a, b) => a - b);
 }

@@ -26,8 +26,7 @@ export async function recoverUnfinished(repo: RolloutsRepo, nodeId: string, remo
     const stored = await repo.result(row.id);
     if (stored) {
       const result = SessionResult.parse(stored);
-      const terminal = result.status === "COMPLETED" ? "COMPLETED" : result.status;
-      await repo.recordTransition(row.id, seq, state, terminal, new Date().toISOString(), { recovered: true });
+      await repo.recordTransition(row.id, seq, state, result.status, new Date().toISOString(), { recovered: true });
       continue;
     }
     // The task's metadata is echoed as in every result, so a trainer can place it in its group.
