@@ -176,15 +176,26 @@ export const TrainingFilter = z.looseObject({
 export type TrainingFilter = z.infer<typeof TrainingFilter>;
 
 /**
+ * A trace's per-token arrays, each checked in one loop: zod's per-element parse costs 20–60 ns a
+ * number, and every result the coordinator parses carries 10⁵ of them (4 × 8192-token traces:
+ * 8.7 ms against 1.5 ms for JSON.parse alone). Their JSON Schema is given, as zod cannot derive it.
+ */
+const perToken = <T>(check: (v: unknown) => boolean, what: string, items: object) =>
+  z.custom<T[]>((v) => Array.isArray(v) && v.every(check), `expected an array of ${what}`).meta({ type: "array", items });
+const TokenIds = perToken<number>(Number.isInteger, "integers", { type: "integer" });
+const LossMask = perToken<0 | 1>((m) => m === 0 || m === 1, "0s and 1s", { enum: [0, 1] });
+const FiniteNumbers = perToken<number>(Number.isFinite, "finite numbers", { type: "number" });
+
+/**
  * One training sequence as Polar's trainers read it. `response_logprobs` has one finite number
  * per response token: the engine's logprob where the token was sampled, 0.0 where the mask is 0.
  */
 export const RolloutTrace = z
   .object({
-    prompt_ids: z.array(z.number().int()),
-    response_ids: z.array(z.number().int()),
-    loss_mask: z.array(z.union([z.literal(0), z.literal(1)])),
-    response_logprobs: z.array(z.number().finite()),
+    prompt_ids: TokenIds,
+    response_ids: TokenIds,
+    loss_mask: LossMask,
+    response_logprobs: FiniteNumbers,
     finish_reason: z.string().nullable(),
     reward: z.number().finite(),
     metadata: z.record(z.string(), z.unknown()).default({}),
