@@ -6,7 +6,7 @@
 // group.created, task.updated ← group.progressed, task.completed ← group.finished,
 // session.state_changed ← rollout.state_changed.
 import type { ResultFacts } from "../lib/result-facts.ts";
-import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import type { GroupEndStatus, StreamedResult } from "../protocol/trainer-stream.ts";
 import type { ExhaustedReason } from "./dynamic-sampling.ts";
 import type { GatewayLatency, StageCapacity, StageLoad } from "../protocol/node-link.ts";
 import type { NodeStateName } from "./node-states.ts";
@@ -18,7 +18,7 @@ export interface CoordinatorEvents {
   /** A member of a group got its result. */
   "group.progressed": { group_id: string; task_id: string; trainer_id: string | null; finished: number; usable: number; n: number; at: number };
   /** Every member has a result (trainer `group` message, rollout API callback). */
-  "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: "completed" | "cancelled"; n: number; usable: number; callback_url: string | null; at: number };
+  "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: GroupEndStatus; n: number; usable: number; callback_url: string | null; at: number };
   /** An operator deleted a group and everything of it. */
   "group.deleted": { group_id: string; at: number };
   /** A completed group's reward std was at or below its `min_reward_std` (0 unless the submit set one): no GRPO signal. */

@@ -38,6 +38,7 @@ export type ReplaceFlat = z.infer<typeof ReplaceFlat>;
 
 /** How a group ends: every member has a result, or it was cancelled (Polar's task status words). */
 export const GROUP_END_STATUSES = ["completed", "cancelled"] as const;
+export type GroupEndStatus = (typeof GROUP_END_STATUSES)[number];
 
 export const REPLACEMENT_EXHAUSTED_REASONS = ["max_replacements", "no_more_tasks", "task_not_found"] as const;
 

@@ -4,6 +4,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
 import type { CoordinatorDb, CoordinatorStore, Statement } from "./db.ts";
 import type { ReportedResult } from "../../protocol/node-link.ts";
+import type { GroupEndStatus } from "../../protocol/trainer-stream.ts";
 import { isTerminalRolloutState, TERMINAL_ROLLOUT_STATES, type RolloutStateName, type TerminalRolloutState } from "../rollout-states.ts";
 import { groupSampling, groups, meta, results, rollouts, taskStats, type GROUP_STATES } from "./schema.ts";
 
@@ -47,7 +48,7 @@ export interface StoredResult {
 /** A group's end, stored in one transaction with what it decided (dynamic sampling, pass rates). */
 export interface GroupCompletion {
   groupId: string;
-  state: Exclude<(typeof GROUP_STATES)[number], "running">;
+  state: GroupEndStatus;
   rewardStd: number | null;
   flat: boolean;
   replacedBy: string | null;
