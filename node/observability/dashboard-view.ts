@@ -64,7 +64,7 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
       failure_kind: e.facts.failure_kind,
       cause: e.facts.cause,
       tokens: e.facts.tokens,
-      stage_seconds: stageSeconds(e.timing as unknown as Record<string, unknown>),
+      stage_seconds: stageSeconds(e.timing),
       policy_version_started: null,
       policy_version: d.gate.policyVersion,
       staleness: null,
