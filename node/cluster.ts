@@ -9,7 +9,7 @@ import type { NodeEvents } from "./events.ts";
 import type { PolicyGate } from "./gateway/policy-gate.ts";
 import { existsSync } from "node:fs";
 import { PINNED_CLIS, pinnedBinary } from "./harness/common.ts";
-import { builderStrategy, harnessKind, unknownNames } from "../protocol/harness-names.ts";
+import { resolveNames } from "../protocol/harness-names.ts";
 import type { Pipeline } from "./pipeline/pipeline.ts";
 import { interruptionCause } from "./pipeline/recovery.ts";
 import { refusedResult } from "./pipeline/result.ts";
@@ -64,18 +64,9 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
         const request = TaskRequest.parse({ ...body, num_samples: 1, timeout_seconds: a.remaining_timeout_seconds, callback_url: null });
         await deps.rollouts.createTask(taskId, request, [{ id: rolloutId, sampleIndex: 0, priority: request.dispatch_priority }]);
         await assignments.insert({ rolloutId, coordinatorRolloutId: a.rollout_id, attempt: a.attempt, groupId: a.group_id, taskId: request.task_id });
-        const harness = harnessKind(request.agent.harness);
-        const strategy = builderStrategy(request.builder.strategy);
-        if (harness && strategy) {
-          deps.pipeline.submit(newRollout({ id: rolloutId, taskId, sampleIndex: 0, request, harness, strategy }));
-        } else {
-          // Never run as some other harness: the rollout fails here, stored and reported like any result.
-          const message = unknownNames(request.agent.harness, request.builder.strategy)!;
-          const result = refusedResult({ rolloutId, taskId, request, nodeId: deps.nodeId, message });
-          await deps.rollouts.saveResult(rolloutId, taskId, result.status, result);
-          await deps.rollouts.recordTransition(rolloutId, 1, "QUEUED", "ERROR", new Date().toISOString(), { cause: "assignment_refused", message });
-          link.onResult(result, rolloutId);
-        }
+        const names = resolveNames(request.agent.harness, request.builder.strategy);
+        if (names.ok) deps.pipeline.submit(newRollout({ id: rolloutId, taskId, sampleIndex: 0, request, harness: names.harness, strategy: names.strategy }));
+        else await refuse(rolloutId, taskId, request, names.refusal);
         return rolloutId;
       },
       cancel: (id) => void deps.pipeline.stop(id, "cancelled"),
@@ -108,6 +99,13 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       },
     },
   );
+  /** Never run as some other harness: the rollout fails here, stored and reported like any result. */
+  async function refuse(rolloutId: string, taskId: string, request: TaskRequest, message: string): Promise<void> {
+    const result = refusedResult({ rolloutId, taskId, request, nodeId: deps.nodeId, message });
+    await deps.rollouts.saveResult(rolloutId, taskId, result.status, result);
+    await deps.rollouts.recordTransition(rolloutId, 1, "QUEUED", "ERROR", new Date().toISOString(), { cause: "assignment_refused", message });
+    link.onResult(result, rolloutId);
+  }
   deps.pipeline.transitions.onTransition((r) => link.onTransition(r.id, r.state));
   link.start();
   return link;

@@ -35,9 +35,17 @@ export function builderStrategy(name: string): Strategy | undefined {
   return POLAR_BUILDER_NAMES[name];
 }
 
-/** Why a request naming this harness and builder strategy cannot run; null when both are known. */
+/** The harness kind and builder strategy a request names, or why they cannot run. */
+export function resolveNames(harness: string, strategy: string): { ok: true; harness: HarnessKind; strategy: Strategy } | { ok: false; refusal: string } {
+  const kind = harnessKind(harness);
+  if (!kind) return { ok: false, refusal: `unknown harness "${harness}"; expected one of ${ACCEPTED_HARNESS_NAMES.join(", ")}` };
+  const built = builderStrategy(strategy);
+  if (!built) return { ok: false, refusal: `unknown builder strategy "${strategy}"; expected one of ${ACCEPTED_BUILDER_NAMES.join(", ")}` };
+  return { ok: true, harness: kind, strategy: built };
+}
+
+/** Why a request naming this harness (and builder strategy, Polar's default when absent) cannot run; null when it can. */
 export function unknownNames(harness: string, strategy: string | undefined): string | null {
-  if (!harnessKind(harness)) return `unknown harness "${harness}"; expected one of ${ACCEPTED_HARNESS_NAMES.join(", ")}`;
-  if (strategy !== undefined && !builderStrategy(strategy)) return `unknown builder strategy "${strategy}"; expected one of ${ACCEPTED_BUILDER_NAMES.join(", ")}`;
-  return null;
+  const resolved = resolveNames(harness, strategy ?? "per_request");
+  return resolved.ok ? null : resolved.refusal;
 }
