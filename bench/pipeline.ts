@@ -218,11 +218,18 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
           return { exit_code: 0, timed_out: false, final_output: "", duration_ms: performance.now() - t0 };
         },
       },
+      // Like node/eval's evaluators: a fresh sandbox from the pool, the task prepared in it, the tests.
       evaluator: {
-        wantsFreshSandbox: () => true,
         async evaluate(req) {
-          await sleep(drawOf.get(rolloutOfSandbox(req.agentSandbox))!.testsMs, req.signal);
-          return { reward: 1, detail: {} };
+          const draw = drawOf.get(rolloutOfSandbox(req.agentSandbox))!;
+          const sandbox = await pool.take(req.agentSandbox.spec, { rollout_id: req.rolloutId }, req.signal);
+          try {
+            await sleep(draw.setupMs, req.signal);
+            await sleep(draw.testsMs, req.signal);
+            return { reward: 1, detail: {} };
+          } finally {
+            await pool.release(sandbox);
+          }
         },
       },
       onResult: () => {},

@@ -162,22 +162,26 @@ export class FakeRunner implements HarnessRunner {
   }
 }
 
+/** Takes a fresh sandbox of its own from the pool and releases it, as node/eval's evaluators do. */
 export class FakeEvaluator implements RolloutEvaluator {
-  fresh = true;
   ms = 5;
   crash: Error | null = null;
   evaluated: string[] = [];
   /** Reward by sample: the instruction carries no sample index, so tests key by call order. */
   rewards: number[] = [];
 
-  wantsFreshSandbox(): boolean {
-    return this.fresh;
-  }
+  constructor(private readonly pool: SandboxPool) {}
+
   async evaluate(request: EvaluationRequest): Promise<Evaluation> {
-    await sleep(this.ms, request.signal);
-    if (this.crash) throw this.crash;
-    const reward = this.rewards[this.evaluated.length % Math.max(1, this.rewards.length)] ?? 1;
-    this.evaluated.push(request.agentSandbox.id);
-    return { reward, detail: { tests_passed: reward === 1, fresh: request.evalSandbox !== null } };
+    const sandbox = await this.pool.take(request.agentSandbox.spec, { rollout_id: request.rolloutId }, request.signal);
+    try {
+      await sleep(this.ms, request.signal);
+      if (this.crash) throw this.crash;
+      const reward = this.rewards[this.evaluated.length % Math.max(1, this.rewards.length)] ?? 1;
+      this.evaluated.push(request.agentSandbox.id);
+      return { reward, detail: { tests_passed: reward === 1, sandbox_id: sandbox.id } };
+    } finally {
+      await this.pool.release(sandbox);
+    }
   }
 }

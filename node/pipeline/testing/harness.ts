@@ -35,7 +35,7 @@ export async function testNode(config: Partial<PipelineConfig> = {}, dbPath?: st
   const preparer = new FakePreparer();
   const gateway = new FakeGateway();
   const runner = new FakeRunner(gateway);
-  const evaluator = new FakeEvaluator();
+  const evaluator = new FakeEvaluator(pool);
   const done: TaskResult[] = [];
   const waiters = new Map<string, (r: TaskResult) => void>();
   let tasks: TaskBook;
