@@ -6,6 +6,7 @@ import { BackendOptions, SGLANG_MODES, TITO_ENGINES } from "./gateway/backends/o
 import { GatewayConfig } from "./gateway/config.ts";
 import { envLayer, mergeLayers, NodeConfig, parseNodeConfig, readConfigFile } from "./node-config.ts";
 import { startNode } from "./main.ts";
+import { runtimeHelp } from "./runtime/registry.ts";
 
 const DEFAULTS = NodeConfig.parse({ admin_token: "-".repeat(16) });
 /** The gateway's and backend's own defaults, which apply to what the node's settings leave out. */
@@ -19,7 +20,7 @@ const FLAGS: FlagSpecs = {
   port: { type: "string", help: "port to listen on (0 = any free port)", default: String(DEFAULTS.port) },
   db: { type: "string", help: "SQLite file of the node (env POLAR_NODE_DB)", default: DEFAULTS.db },
   "admin-token": { type: "string", help: "token for the admin and session APIs (env POLAR_ADMIN_TOKEN; generated if unset)" },
-  runtime: { type: "string", help: "sandbox runtime: process | docker", default: DEFAULTS.runtime },
+  runtime: { type: "string", help: `sandbox runtime: ${runtimeHelp()}`, default: DEFAULTS.runtime },
   engine: { type: "string", multiple: true, help: "inference engine base URL (repeat for several)", default: DEFAULTS.engine.urls[0] },
   backend: { type: "string", help: "engine backend (vllm, sglang, tito, openai)", default: DEFAULTS.engine.backend },
   model: { type: "string", help: "model name given to harnesses", default: DEFAULTS.engine.model },

@@ -8,6 +8,7 @@ import { RuntimeBackend } from "../protocol/runtime.ts";
 import { BACKEND_KINDS, SGLANG_MODES, TITO_ENGINES } from "./gateway/backends/options.ts";
 import { PolarError } from "../protocol/errors.ts";
 import { DEFAULT_SANDBOX_LIMITS } from "./runtime/sandbox-limits.ts";
+import { DEFAULT_RUNTIME } from "./runtime/registry.ts";
 
 const positiveInt = z.number().int().positive();
 
@@ -23,7 +24,7 @@ export const NodeConfig = z
     admin_token: z.string().min(16, "must be at least 16 characters"),
     /** Base URL harnesses on the host (or with network: host) reach the gateway at. */
     public_url: z.string().url().optional(),
-    runtime: RuntimeBackend.default("process"),
+    runtime: RuntimeBackend.default(DEFAULT_RUNTIME),
     /** Image used when a request's runtime names none (the process runtime ignores images). */
     default_image: z.string().optional(),
     engine: z

@@ -4,10 +4,10 @@
 import { BOOKWORM, dockerForTests, testNodeId } from "../runtime/docker-test-env.ts";
 import { createDockerRuntime } from "../runtime/docker.ts";
 import { createProcessRuntime } from "../runtime/process.ts";
-import type { SandboxRuntime } from "../runtime/types.ts";
+import type { RuntimeBackend, SandboxRuntime } from "../runtime/types.ts";
 
 export interface TestRuntime {
-  name: "process" | "docker";
+  name: RuntimeBackend;
   runtime: SandboxRuntime;
   nodeId: string;
 }

@@ -9,6 +9,9 @@ import { RUNTIME_BACKENDS, type RuntimeBackend, type SandboxRuntime } from "./ty
 
 export { RUNTIME_BACKENDS, type RuntimeBackend };
 
+/** The runtime of `polar node`, `demo`, `generate` and `tasks import` when none is named (needs only bwrap). */
+export const DEFAULT_RUNTIME: RuntimeBackend = "process";
+
 export interface OpenRuntimeOptions {
   /** What requests may ask of a sandbox (host paths, network, capabilities); the runtime's default otherwise. */
   policy?: SandboxPolicy;
