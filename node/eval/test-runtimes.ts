@@ -1,8 +1,8 @@
 // Why: the evaluator tests run the same scenarios in both runtimes: process (bwrap on the host)
 // always, Docker when an engine and the Debian test image are there (skipped visibly otherwise,
 // failing under POLAR_REQUIRE_DOCKER=1).
-import { BOOKWORM, dockerForTests, testNodeId } from "../runtime/docker-test-env.ts";
-import { createDockerRuntime } from "../runtime/docker.ts";
+import { BOOKWORM, dockerForTests, testNodeId } from "../runtime/docker/docker-test-env.ts";
+import { createDockerRuntime } from "../runtime/docker/docker.ts";
 import { createProcessRuntime } from "../runtime/process.ts";
 import type { RuntimeBackend, SandboxRuntime } from "../runtime/types.ts";
 

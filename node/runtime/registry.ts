@@ -65,10 +65,10 @@ const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
   docker: {
     summary: "docker (a Docker engine at DOCKER_HOST or the default socket)",
     async open(options) {
-      const { probeDocker } = await import("./docker-probe.ts");
+      const { probeDocker } = await import("./docker/docker-probe.ts");
       const probe = await probeDocker(options.images ?? []);
       if (!probe.ok) throw new PolarError("bad_request", `the docker runtime cannot start: ${probe.reason}`);
-      const { createDockerRuntime } = await import("./docker.ts");
+      const { createDockerRuntime } = await import("./docker/docker.ts");
       return createDockerRuntime({ docker: probe.docker, ...(options.policy ? { policy: options.policy } : {}), ...(options.limits ? { limits: options.limits } : {}) });
     },
   },

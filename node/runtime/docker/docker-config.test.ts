@@ -2,7 +2,7 @@
 // request's, and the disk limit is asked for only when the runtime knows the engine takes it.
 import { expect, test } from "bun:test";
 import { containerOptions } from "./docker-config.ts";
-import { RuntimeSpec } from "./types.ts";
+import { RuntimeSpec } from "../types.ts";
 
 const plan = (spec: object, extra: object = {}) => ({ sandboxId: "d-1", spec: RuntimeSpec.parse(spec), labels: { node_id: "n" }, mounts: [], hostRunDir: "/tmp/run", hostGatewayDir: "/tmp/gateway", hostJobsDir: "/tmp/jobs", init: true, ...extra });
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { BUSYBOX, containersOf, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
-import { RuntimeSpec } from "./types.ts";
+import { RuntimeSpec } from "../types.ts";
 
 const docker = await dockerForTests("docker leftovers");
 const T = 120_000;

@@ -10,10 +10,10 @@ import { join } from "node:path";
 import { containerName, DEFAULT_PIDS_LIMIT } from "./docker-config.ts";
 import { BOOKWORM, BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
-import { sandboxPolicy } from "./sandbox-policy.ts";
-import { RuntimeSpec, type Sandbox } from "./types.ts";
-import { PolarError } from "../../protocol/errors.ts";
-import type { RuntimeSpecInput } from "../../protocol/runtime.ts";
+import { sandboxPolicy } from "../sandbox-policy.ts";
+import { RuntimeSpec, type Sandbox } from "../types.ts";
+import { PolarError } from "../../../protocol/errors.ts";
+import type { RuntimeSpecInput } from "../../../protocol/runtime.ts";
 
 const docker = await dockerForTests("docker limits", [BUSYBOX, BOOKWORM]);
 const T = 120_000;

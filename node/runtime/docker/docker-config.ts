@@ -3,9 +3,9 @@
 // pids limit and, where the engine's storage supports it, a disk limit) and the labels that let a
 // restarted node find its own leftovers.
 import type { ContainerCreateOptions } from "dockerode";
-import { JOBS_IN_SANDBOX } from "./reader-job.ts";
-import { DEFAULT_SANDBOX_LIMITS, effectivePidsLimit, type SandboxLimits } from "./sandbox-limits.ts";
-import { SANDBOX_GATEWAY_DIR, SANDBOX_RUN_DIR, type Mount, type RuntimeSpec } from "./types.ts";
+import { JOBS_IN_SANDBOX } from "../reader-job.ts";
+import { DEFAULT_SANDBOX_LIMITS, effectivePidsLimit, type SandboxLimits } from "../sandbox-limits.ts";
+import { SANDBOX_GATEWAY_DIR, SANDBOX_RUN_DIR, type Mount, type RuntimeSpec } from "../types.ts";
 
 export const LABEL_NODE_ID = "polar.node_id";
 export const LABEL_ROLLOUT_ID = "polar.rollout_id";

@@ -15,10 +15,10 @@ import { open, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type Docker from "dockerode";
-import { PolarError } from "../../protocol/errors.ts";
-import { BoundedOutput, DEFAULT_MAX_OUTPUT_BYTES } from "./bounded-output.ts";
-import { jobParts, quote, READER_SCRIPT } from "./reader-job.ts";
-import { SANDBOX_RUN_DIR, type ExecRequest, type ExecResult } from "./types.ts";
+import { PolarError } from "../../../protocol/errors.ts";
+import { BoundedOutput, DEFAULT_MAX_OUTPUT_BYTES } from "../bounded-output.ts";
+import { jobParts, quote, READER_SCRIPT } from "../reader-job.ts";
+import { SANDBOX_RUN_DIR, type ExecRequest, type ExecResult } from "../types.ts";
 
 const PID_WAIT_MS = 5_000;
 const POLL_MS = 10;

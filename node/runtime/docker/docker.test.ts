@@ -6,11 +6,11 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tarStream from "tar-stream";
-import { PolarError } from "../../protocol/errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { containerName } from "./docker-config.ts";
 import { BOOKWORM, BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
-import { RuntimeSpec, SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "./types.ts";
+import { RuntimeSpec, SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../types.ts";
 
 const docker = await dockerForTests("docker runtime", [BUSYBOX, BOOKWORM]);
 const T = 120_000;

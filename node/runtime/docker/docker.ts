@@ -8,15 +8,15 @@ import { mkdir, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import Docker from "dockerode";
-import { PolarError } from "../../protocol/errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { containerOptions, LABEL_NODE_ID, type ContainerPlan } from "./docker-config.ts";
 import { discardReader, runOnReader, startReader, type ExecTarget, type Reader } from "./docker-exec.ts";
-import { commandArgv, EXEC_STATE_DIR } from "./reader-job.ts";
-import { ReaderStandby } from "./reader-standby.ts";
-import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./sandbox-limits.ts";
-import { assertRuntimeAllowed, TRUSTED_CALLER_POLICY, type SandboxPolicy } from "./sandbox-policy.ts";
-import { collect, firstFileIn, packDirectory, packEntries, type TarEntry } from "./tar.ts";
-import { RuntimeSpec, type ExecRequest, type ExecResult, type Sandbox, type SandboxCreateOptions, type SandboxRuntime } from "./types.ts";
+import { commandArgv, EXEC_STATE_DIR } from "../reader-job.ts";
+import { ReaderStandby } from "../reader-standby.ts";
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "../sandbox-limits.ts";
+import { assertRuntimeAllowed, TRUSTED_CALLER_POLICY, type SandboxPolicy } from "../sandbox-policy.ts";
+import { collect, firstFileIn, packDirectory, packEntries, type TarEntry } from "../tar.ts";
+import { RuntimeSpec, type ExecRequest, type ExecResult, type Sandbox, type SandboxCreateOptions, type SandboxRuntime } from "../types.ts";
 
 export interface DockerRuntimeOptions {
   /** Default: `new Docker()` (DOCKER_HOST or /var/run/docker.sock). */
