@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createDockerRuntime } from "../node/runtime/docker/docker.ts";
 import { probeDocker } from "../node/runtime/docker/docker-probe.ts";
-import { createProcessRuntime } from "../node/runtime/process.ts";
+import { createProcessRuntime } from "../node/runtime/process/process.ts";
 import { createSandboxPool } from "../node/runtime/pool.ts";
 import { prepareSandbox } from "../node/runtime/prepare.ts";
 import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "../node/runtime/types.ts";

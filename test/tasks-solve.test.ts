@@ -21,7 +21,7 @@ import { harnessMounts } from "../node/harness/sandbox-mounts.ts";
 import { gatewaySocketFolder, runInSandbox } from "../node/harness/sandbox-runner.ts";
 import { BOOKWORM, dockerForTests, testNodeId } from "../node/runtime/docker/docker-test-env.ts";
 import { createDockerRuntime } from "../node/runtime/docker/docker.ts";
-import { createProcessRuntime } from "../node/runtime/process.ts";
+import { createProcessRuntime } from "../node/runtime/process/process.ts";
 import { prepareSandbox } from "../node/runtime/prepare.ts";
 import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "../node/runtime/types.ts";
 import { missingTools } from "./helpers/host-tools.ts";

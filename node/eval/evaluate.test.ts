@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Task, type TaskInput } from "../../protocol/task.ts";
 import { PolarError } from "../../protocol/errors.ts";
-import { createProcessRuntime } from "../runtime/process.ts";
+import { createProcessRuntime } from "../runtime/process/process.ts";
 import { testNodeId } from "../runtime/docker/docker-test-env.ts";
 import { BASE_COMMIT_ENV } from "./bundled.ts";
 import { evaluate, evaluatorStrategy } from "./evaluate.ts";

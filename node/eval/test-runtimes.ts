@@ -3,7 +3,7 @@
 // failing under POLAR_REQUIRE_DOCKER=1).
 import { BOOKWORM, dockerForTests, testNodeId } from "../runtime/docker/docker-test-env.ts";
 import { createDockerRuntime } from "../runtime/docker/docker.ts";
-import { createProcessRuntime } from "../runtime/process.ts";
+import { createProcessRuntime } from "../runtime/process/process.ts";
 import type { RuntimeBackend, SandboxRuntime } from "../runtime/types.ts";
 
 export interface TestRuntime {

@@ -50,7 +50,7 @@ const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
   process: {
     summary: "process (each sandbox under bwrap on this host)",
     async open(options) {
-      const [{ createProcessRuntime }, { findBwrap }] = await Promise.all([import("./process.ts"), import("./bwrap.ts")]);
+      const [{ createProcessRuntime }, { findBwrap }] = await Promise.all([import("./process/process.ts"), import("./process/bwrap.ts")]);
       const bwrap = findBwrap();
       if (bwrap === null && !options.allowUnisolated) {
         throw new PolarError("bad_request", `the process runtime needs bwrap, which is not installed: ${BWRAP_HINT}; or use --runtime docker`);

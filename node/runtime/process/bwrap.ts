@@ -2,7 +2,7 @@
 // sees (a minimal read-only system), which namespaces it gets, and how its private root, run
 // folder and extra mounts are laid out.
 import { lstatSync, readlinkSync } from "node:fs";
-import type { Mount } from "./types.ts";
+import type { Mount } from "../types.ts";
 
 export const BWRAP = "bwrap";
 

@@ -6,10 +6,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PolarError } from "../../protocol/errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { findBwrap } from "./bwrap.ts";
 import { createProcessRuntime } from "./process.ts";
-import { RuntimeSpec, type Sandbox } from "./types.ts";
+import { RuntimeSpec, type Sandbox } from "../types.ts";
 
 const root = await mkdtemp(join(tmpdir(), "polar-proc-readers-"));
 const runtime = createProcessRuntime({ root, warn: () => {} });

@@ -5,9 +5,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findBwrap } from "./bwrap.ts";
-import { expectUploadsAndRetriedExec, writePrepareSources } from "./prepare-case.ts";
+import { expectUploadsAndRetriedExec, writePrepareSources } from "../prepare-case.ts";
 import { createProcessRuntime } from "./process.ts";
-import { RuntimeSpec } from "./types.ts";
+import { RuntimeSpec } from "../types.ts";
 
 const root = await mkdtemp(join(tmpdir(), "polar-proc-prepare-"));
 afterAll(() => rm(root, { recursive: true, force: true }));

@@ -6,9 +6,9 @@
 // PID namespace (--die-with-parent), background children included.
 import { readFileSync } from "node:fs";
 import { bwrapArgv, type BwrapLayout } from "./bwrap.ts";
-import { jobParts, READER_SCRIPT } from "./reader-job.ts";
+import { jobParts, READER_SCRIPT } from "../reader-job.ts";
 import { finishCapture, startCapture, type CapturingProcess, type SpawnCaptureResult } from "./spawn-capture.ts";
-import type { ExecRequest } from "./types.ts";
+import type { ExecRequest } from "../types.ts";
 
 /** Written by the reader shell once it runs inside the namespaces, before it reads its job. */
 const READY = "R";

@@ -7,9 +7,9 @@
 // The rlimits are set inside the namespaces by prlimit (hard = soft), so a command cannot raise
 // them back; they are left out where they would add nothing (a tmpfs, root).
 import { PidsCgroups, hostPidsCgroupParent, inCgroupArgv, removePidsCgroup } from "./pids-cgroup.ts";
-import { effectivePidsLimit, type SandboxLimits } from "./sandbox-limits.ts";
+import { effectivePidsLimit, type SandboxLimits } from "../sandbox-limits.ts";
 import { mountSandboxTmpfs, mountsUnder, unmountSandboxTmpfs } from "./sandbox-tmpfs.ts";
-import type { RuntimeSpec } from "./types.ts";
+import type { RuntimeSpec } from "../types.ts";
 
 export type DiskLimitMode = "tmpfs" | "file_size";
 export type PidsLimitMode = "cgroup" | "rlimit" | "none";

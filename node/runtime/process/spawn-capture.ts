@@ -3,8 +3,8 @@
 // a timeout or abort that kills the whole process tree (agents leave background processes). A
 // process may be started ahead of its command (a bwrap reader) and handed its input later.
 import type { Subprocess } from "bun";
-import { BoundedOutput } from "./bounded-output.ts";
-import type { ExecResult } from "./types.ts";
+import { BoundedOutput } from "../bounded-output.ts";
+import type { ExecResult } from "../types.ts";
 
 export interface StartRequest {
   argv: string[];

@@ -5,10 +5,10 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PolarError } from "../../protocol/errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 import { findBwrap } from "./bwrap.ts";
 import { createProcessRuntime } from "./process.ts";
-import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "./types.ts";
+import { RuntimeSpec, type Sandbox, type SandboxRuntime } from "../types.ts";
 
 const BWRAP = findBwrap();
 const REQUIRE = process.env.POLAR_REQUIRE_BWRAP === "1";

@@ -4,7 +4,7 @@
 import { constants } from "node:fs";
 import { lstat, mkdir, open } from "node:fs/promises";
 import { join, posix } from "node:path";
-import { PolarError } from "../../protocol/errors.ts";
+import { PolarError } from "../../../protocol/errors.ts";
 
 /** One sandbox folder and the host folder behind it. */
 export interface PathMapping {

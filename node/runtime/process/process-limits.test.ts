@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { findBwrap } from "./bwrap.ts";
 import { hostPidsCgroupParent, pidsCgroupParent } from "./pids-cgroup.ts";
 import { mountsUnder } from "./sandbox-tmpfs.ts";
-import { testNeeding } from "../../test/helpers/host-tools.ts";
+import { testNeeding } from "../../../test/helpers/host-tools.ts";
 
 const FIXTURE = join(import.meta.dir, "fixtures", "limits-attack.ts");
 const BWRAP = findBwrap();

@@ -12,18 +12,18 @@ import { existsSync, unlink, writeFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
-import { PolarError } from "../../protocol/errors.ts";
-import { warnOnce } from "../../lib/warn-once.ts";
+import { PolarError } from "../../../protocol/errors.ts";
+import { warnOnce } from "../../../lib/warn-once.ts";
 import type { Subprocess } from "bun";
 import { findBwrap, systemSymlinks } from "./bwrap.ts";
 import { bwrapJobScript, readerAlive, runJob, startBwrapReader, type BwrapReader, type BwrapReaderSetup } from "./bwrap-reader.ts";
 import { mkdirSandbox, resolveSandboxPath, writeNoFollow, type PathMapping } from "./process-paths.ts";
 import { ProcessLimiter, type LimitsInForce } from "./process-limits.ts";
-import { commandArgv, JOBS_IN_SANDBOX } from "./reader-job.ts";
-import { ReaderStandby } from "./reader-standby.ts";
-import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./sandbox-limits.ts";
-import { assertRuntimeAllowed, TRUSTED_CALLER_POLICY, type SandboxPolicy } from "./sandbox-policy.ts";
-import { packDirectory } from "./tar.ts";
+import { commandArgv, JOBS_IN_SANDBOX } from "../reader-job.ts";
+import { ReaderStandby } from "../reader-standby.ts";
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "../sandbox-limits.ts";
+import { assertRuntimeAllowed, TRUSTED_CALLER_POLICY, type SandboxPolicy } from "../sandbox-policy.ts";
+import { packDirectory } from "../tar.ts";
 import { killProcessGroup, spawnCapture, toExecResult, type SpawnCaptureResult } from "./spawn-capture.ts";
 import {
   RuntimeSpec,
@@ -35,7 +35,7 @@ import {
   type Sandbox,
   type SandboxCreateOptions,
   type SandboxRuntime,
-} from "./types.ts";
+} from "../types.ts";
 
 export interface ProcessRuntimeOptions {
   /** Folder holding `<node id>/<sandbox id>/` work dirs; default `$TMPDIR/polar-process`. */

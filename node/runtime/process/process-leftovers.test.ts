@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findBwrap } from "./bwrap.ts";
 import { hostPidsCgroupParent } from "./pids-cgroup.ts";
-import { hostToolMissing } from "../../test/helpers/host-tools.ts";
+import { hostToolMissing } from "../../../test/helpers/host-tools.ts";
 import { createProcessRuntime } from "./process.ts";
 import { mountsUnder } from "./sandbox-tmpfs.ts";
 
