@@ -24,7 +24,7 @@ import { startMockEngine } from "../node/mock-engine/index.ts";
 import { Pipeline } from "../node/pipeline/pipeline.ts";
 import type { HarnessRunRequest } from "../node/pipeline/ports.ts";
 import { newRollout, type Rollout } from "../node/pipeline/rollout.ts";
-import { FakeGateway, fakeSandbox, sleep } from "../node/pipeline/testing/fakes.ts";
+import { FakeGateway, fakeSandbox, sleep } from "../test/support/pipeline/fakes.ts";
 import type { PoolEvent, Sandbox, SandboxPool } from "../node/runtime/types.ts";
 import type { RuntimeSpec } from "../protocol/runtime.ts";
 import { openNodeStore } from "../node/store/db.ts";

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RuntimeSpec } from "../../../protocol/runtime.ts";
 import { NORMALISATION_KINDS, SPLIT_CAUSES, type Strategy, type Trace, type TrajectoryResult } from "../../../protocol/trace.ts";
-import type { PoolEvent, Sandbox, SandboxPool } from "../../runtime/types.ts";
-import type { Evaluation, EvaluationRequest, GatewaySession, GatewaySessions, HarnessRunOutcome, HarnessRunRequest, HarnessRunner, RolloutEvaluator, SandboxPreparer } from "../ports.ts";
+import type { PoolEvent, Sandbox, SandboxPool } from "../../../node/runtime/types.ts";
+import type { Evaluation, EvaluationRequest, GatewaySession, GatewaySessions, HarnessRunOutcome, HarnessRunRequest, HarnessRunner, RolloutEvaluator, SandboxPreparer } from "../../../node/pipeline/ports.ts";
 
 const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 

@@ -4,11 +4,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TaskRequest, type TaskRequestInput, type TaskResult } from "../../../protocol/rollout.ts";
-import { openNodeStore, type OpenedStore } from "../../store/db.ts";
-import { RolloutsRepo } from "../../store/rollouts-repo.ts";
+import { openNodeStore, type OpenedStore } from "../../../node/store/db.ts";
+import { RolloutsRepo } from "../../../node/store/rollouts-repo.ts";
 import { builderStrategy, harnessKind } from "../../../protocol/harness-names.ts";
-import { Pipeline, type PipelineConfig } from "../pipeline.ts";
-import { TaskBook } from "../tasks.ts";
+import { Pipeline, type PipelineConfig } from "../../../node/pipeline/pipeline.ts";
+import { TaskBook } from "../../../node/pipeline/tasks.ts";
 import type { SubmitOutcome } from "../../../lib/rollout-api/port.ts";
 import { FakeEvaluator, FakeGateway, FakePool, FakePreparer, FakeRunner } from "./fakes.ts";
 
