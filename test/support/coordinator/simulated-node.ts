@@ -1,7 +1,7 @@
 // Why: the coordinator's tests and its benchmark need many nodes that speak the node protocol
 // exactly — handshake, heartbeats, results kept until acknowledged, cancel, drain, pause — with a
 // simulated pipeline instead of sandboxes, so the coordinator is exercised over real WebSockets.
-import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator, type ReportedResult } from "../../protocol/node-link.ts";
+import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator, type ReportedResult } from "../../../protocol/node-link.ts";
 
 export interface SimulatedNodeOptions {
   url: string;

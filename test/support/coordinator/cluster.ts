@@ -3,9 +3,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TrainerClient, type TrainerClientOptions } from "../../clients/typescript/trainer-client.ts";
-import type { CoordinatorConfigInput } from "../config.ts";
-import { startCoordinator, type CoordinatorDeps, type RunningCoordinator } from "../server.ts";
+import { TrainerClient, type TrainerClientOptions } from "../../../clients/typescript/trainer-client.ts";
+import type { CoordinatorConfigInput } from "../../../coordinator/config.ts";
+import { startCoordinator, type CoordinatorDeps, type RunningCoordinator } from "../../../coordinator/server.ts";
 import { SimulatedNode, type SimulatedNodeOptions } from "./simulated-node.ts";
 
 export const TOKENS = { nodeToken: "node-token-0123456789abcdef", trainerToken: "trainer-token-0123456789abcd", adminToken: "admin-token-0123456789abcdef" };
