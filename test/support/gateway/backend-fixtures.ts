@@ -1,7 +1,7 @@
 // Why: backend tests share a few fixtures — a port nobody listens on, the shell tool the mock
 // engine's script calls, and a tool loop that feeds each answer back as the next request.
-import type { PivotMessage, PivotRequest, PivotResponse } from "../pivot.ts";
-import type { Backend, EngineResult } from "./backend.ts";
+import type { PivotMessage, PivotRequest, PivotResponse } from "../../../node/gateway/pivot.ts";
+import type { Backend, EngineResult } from "../../../node/gateway/backends/backend.ts";
 
 /** A 127.0.0.1 URL whose port was bound and released: connecting is refused. */
 export function refusedUrl(): string {

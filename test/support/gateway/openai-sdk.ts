@@ -2,9 +2,9 @@
 // its custom `fetch`, to a dialect's parse and render instead of a server: the SDK's own request
 // goes through parseRequest, and its own parsers read what the dialect renders.
 import OpenAI from "openai";
-import type { PolarError } from "../../../../protocol/errors.ts";
-import type { PivotRequest, PivotResponse } from "../../pivot.ts";
-import type { Dialect } from "../dialect.ts";
+import type { PolarError } from "../../../protocol/errors.ts";
+import type { PivotRequest, PivotResponse } from "../../../node/gateway/pivot.ts";
+import type { Dialect } from "../../../node/gateway/dialects/dialect.ts";
 
 export const SSE_HEADERS = { "content-type": "text/event-stream" };
 
