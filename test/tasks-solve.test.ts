@@ -19,7 +19,7 @@ import type { SessionService } from "../node/gateway/session-service.ts";
 import { getHarness, pinnedBinary, type HarnessKind, type PinnedCli } from "../node/harness/index.ts";
 import { harnessMounts } from "../node/harness/sandbox-mounts.ts";
 import { gatewaySocketFolder, runInSandbox } from "../node/harness/sandbox-runner.ts";
-import { BOOKWORM, dockerForTests, testNodeId } from "../node/runtime/docker/docker-test-env.ts";
+import { BOOKWORM, dockerForTests, testNodeId } from "./support/runtime/docker-test-env.ts";
 import { createDockerRuntime } from "../node/runtime/docker/docker.ts";
 import { createProcessRuntime } from "../node/runtime/process/process.ts";
 import { prepareSandbox } from "../node/runtime/prepare.ts";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Task, type TaskInput } from "../../protocol/task.ts";
 import { PolarError } from "../../protocol/errors.ts";
 import { createProcessRuntime } from "../runtime/process/process.ts";
-import { testNodeId } from "../runtime/docker/docker-test-env.ts";
+import { testNodeId } from "../../test/support/runtime/docker-test-env.ts";
 import { BASE_COMMIT_ENV } from "./bundled.ts";
 import { evaluate, evaluatorStrategy } from "./evaluate.ts";
 import { freshEvalSandbox, runtimeSource } from "./sandbox-source.ts";

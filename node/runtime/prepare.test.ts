@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PolarError } from "../../protocol/errors.ts";
-import { BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker/docker-test-env.ts";
+import { BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "../../test/support/runtime/docker-test-env.ts";
 import { createDockerRuntime } from "./docker/docker.ts";
 import { prepareSandbox } from "./prepare.ts";
 import { expectUploadsAndRetriedExec, writePrepareSources } from "./prepare-case.ts";

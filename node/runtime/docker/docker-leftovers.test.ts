@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { BUSYBOX, containersOf, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
+import { BUSYBOX, containersOf, dockerForTests, expectNoContainers, testNodeId } from "../../../test/support/runtime/docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
 import { RuntimeSpec } from "../types.ts";
 

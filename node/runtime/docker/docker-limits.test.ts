@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { containerName, DEFAULT_PIDS_LIMIT } from "./docker-config.ts";
-import { BOOKWORM, BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
+import { BOOKWORM, BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "../../../test/support/runtime/docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
 import { sandboxPolicy } from "../sandbox-policy.ts";
 import { RuntimeSpec, type Sandbox } from "../types.ts";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import * as tarStream from "tar-stream";
 import { PolarError } from "../../../protocol/errors.ts";
 import { containerName } from "./docker-config.ts";
-import { BOOKWORM, BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
+import { BOOKWORM, BUSYBOX, dockerForTests, expectNoContainers, testNodeId } from "../../../test/support/runtime/docker-test-env.ts";
 import { createDockerRuntime } from "./docker.ts";
 import { RuntimeSpec, SANDBOX_NODE_DIR, SANDBOX_RUN_DIR, type Sandbox } from "../types.ts";
 

@@ -4,8 +4,8 @@
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
-import { LABEL_NODE_ID } from "./docker-config.ts";
-import { probeDocker } from "./docker-probe.ts";
+import { LABEL_NODE_ID } from "../../../node/runtime/docker/docker-config.ts";
+import { probeDocker } from "../../../node/runtime/docker/docker-probe.ts";
 
 export const BUSYBOX = "polar-busybox:latest";
 export const BOOKWORM = "polar-bookworm:dev";
