@@ -6,7 +6,7 @@
 //
 // The coordinator runs as its own process (`polar coordinator`, SQLite file in a temp folder), so
 // the RSS printed is its alone. The nodes are in-process WebSocket clients speaking the node
-// protocol (coordinator/testing/simulated-node.ts) that hold every assignment until released;
+// protocol (test/support/coordinator/simulated-node.ts) that hold every assignment until released;
 // the trainer is the TypeScript client with a credit window of 512.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,8 +14,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { Assignment, ReportedResult } from "../protocol/node-link.ts";
-import { TOKENS } from "../coordinator/testing/cluster.ts";
-import { defaultResult, SimulatedNode } from "../coordinator/testing/simulated-node.ts";
+import { TOKENS } from "../test/support/coordinator/cluster.ts";
+import { defaultResult, SimulatedNode } from "../test/support/coordinator/simulated-node.ts";
 import { PolarProcesses } from "../test/helpers/polar-processes.ts";
 import { cpuSeconds, rssBytes } from "./process-helpers.ts";
 

@@ -3,8 +3,8 @@
 // stop, pause, and hostile frames.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./testing/cluster.ts";
-import { defaultResult } from "./testing/simulated-node.ts";
+import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
+import { defaultResult } from "../test/support/coordinator/simulated-node.ts";
 
 let cluster: Cluster | undefined;
 afterEach(async () => {

@@ -2,7 +2,7 @@
 // 422 / 409, callbacks), admin endpoints behind the admin token, and Prometheus metrics.
 import { afterEach, describe, expect, test } from "bun:test";
 import { parsePrometheusText, sampleValue } from "../test/helpers/prometheus-text.ts";
-import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./testing/cluster.ts";
+import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
 
 let cluster: Cluster | undefined;
 let listener: ReturnType<typeof Bun.serve> | undefined;

@@ -5,8 +5,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readFeed, type ParsedFrame } from "../lib/event-feed.ts";
 import { DashboardSnapshot, GroupDetail, RolloutDetail } from "../protocol/admin.ts";
 import { parsePrometheusText, sampleSum, sampleValue } from "../test/helpers/prometheus-text.ts";
-import { defaultResult } from "./testing/simulated-node.ts";
-import { startCluster, TASK, TOKENS, waitFor, type Cluster } from "./testing/cluster.ts";
+import { defaultResult } from "../test/support/coordinator/simulated-node.ts";
+import { startCluster, TASK, TOKENS, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
 
 let cluster: Cluster | undefined;
 afterEach(async () => {

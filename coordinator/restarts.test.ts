@@ -5,7 +5,7 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { AGENT, startCluster, TASK, waitFor, type Cluster } from "./testing/cluster.ts";
+import { AGENT, startCluster, TASK, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
 
 let cluster: Cluster | undefined;
 let listener: ReturnType<typeof Bun.serve> | undefined;

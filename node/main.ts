@@ -20,6 +20,7 @@ import { isAdminToken, presentedKey } from "./gateway/auth.ts";
 import { GatewayConfig } from "./gateway/config.ts";
 import { harnessMounts } from "./harness/sandbox-mounts.ts";
 import type { NodeConfig } from "./node-config.ts";
+import { nodeBackendOptions, nodeGatewayConfig } from "./gateway-settings.ts";
 import { within } from "./pipeline/abortable.ts";
 import { InProcessGatewaySessions } from "./pipeline/gateway-adapter.ts";
 import { RequirementCheck } from "./eval/requirements.ts";
@@ -84,22 +85,8 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   const limits = { pids: config.sandbox.pids_limit, diskMb: config.sandbox.disk_mb };
   const store = await openNodeStore(config.db);
   const repo = new RolloutsRepo(store.db);
-  const backend = createBackend(config.engine.backend, {
-    urls: config.engine.urls,
-    ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}),
-    ...(config.engine.api_key ? { apiKey: config.engine.api_key } : {}),
-  });
-  const gatewayConfig = GatewayConfig.parse({
-    host: config.host,
-    port: config.port,
-    db: config.db,
-    adminToken: config.admin_token,
-    publicUrl: config.public_url,
-    tokenizer: config.engine.tokenizer,
-    maxTokensCap: config.sampling.max_tokens_cap,
-    temperature: config.sampling.temperature,
-    topP: config.sampling.top_p,
-  });
+  const backend = createBackend(config.engine.backend, nodeBackendOptions(config));
+  const gatewayConfig = GatewayConfig.parse(nodeGatewayConfig(config));
   const events = newNodeEvents();
   const gateway = createGatewayApp({ config: gatewayConfig, store, backend, onCall: (call) => events.emit("gateway.call", { ...call, at: Date.now() }) });
 

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { PolarProcesses, type Child } from "./helpers/polar-processes.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
-import { BOOKWORM, dockerForTests, expectNoContainers } from "../node/runtime/docker-test-env.ts";
+import { BOOKWORM, dockerForTests, expectNoContainers } from "./support/runtime/docker-test-env.ts";
 import { testNeeding } from "./helpers/host-tools.ts";
 
 const ROOT = join(import.meta.dir, "..");

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { DashboardSnapshot, GroupDetail, RolloutDetail } from "../protocol/admin.ts";
-import { waitFor } from "../coordinator/testing/cluster.ts";
+import { waitFor } from "./support/coordinator/cluster.ts";
 import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 
 // The page's globals, inside page.evaluate / waitForFunction callbacks (they run in the browser).

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { RolloutTrace, TaskResult } from "../protocol/rollout.ts";
 import { pinnedBinary } from "../node/harness/common.ts";
-import { probeDocker } from "../node/runtime/docker-probe.ts";
+import { probeDocker } from "../node/runtime/docker/docker-probe.ts";
 import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 import { testNeeding } from "./helpers/host-tools.ts";
 

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionResult } from "../protocol/rollout.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "../coordinator/testing/cluster.ts";
+import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./support/coordinator/cluster.ts";
 import { CoordinatorLink, type NodeSide } from "../node/agent.ts";
 import { newNodeEvents, type NodeEvents } from "../node/events.ts";
 import { interruptionCause, recoverUnfinished } from "../node/pipeline/recovery.ts";

@@ -5,7 +5,7 @@ import { afterAll, expect } from "bun:test";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultProcessRoot } from "../node/runtime/process.ts";
+import { defaultProcessRoot } from "../node/runtime/process/process.ts";
 import { BUNDLED_TASKS_FILE } from "../node/api/task-catalog.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 import { ADMIN_TOKEN, pollTask, submit } from "./helpers/node-stack.ts";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { TaskStatus } from "../protocol/rollout.ts";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
-import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { BUNDLED_TASKS_FILE } from "../node/api/task-catalog.ts";
 import { PythonCallbackListener, startTarget, type RolloutTarget, type TargetKind } from "./helpers/rollout-targets.ts";
 

@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EvaluationDetail } from "../protocol/evaluation.ts";
 import { TaskRequest, type SessionResult } from "../protocol/rollout.ts";
-import { findBwrap } from "../node/runtime/bwrap.ts";
-import { defaultProcessRoot } from "../node/runtime/process.ts";
-import { mountsUnder } from "../node/runtime/sandbox-tmpfs.ts";
+import { findBwrap } from "../node/runtime/process/bwrap.ts";
+import { defaultProcessRoot } from "../node/runtime/process/process.ts";
+import { mountsUnder } from "../node/runtime/process/sandbox-tmpfs.ts";
 import { testNeeding } from "./helpers/host-tools.ts";
 import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 

@@ -9,8 +9,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EvaluationDetail } from "../protocol/evaluation.ts";
-import { findBwrap } from "../node/runtime/bwrap.ts";
-import { defaultProcessRoot } from "../node/runtime/process.ts";
+import { findBwrap } from "../node/runtime/process/bwrap.ts";
+import { defaultProcessRoot } from "../node/runtime/process/process.ts";
 import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 
 const BWRAP = findBwrap();

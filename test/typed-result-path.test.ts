@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
-import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { localIds } from "../node/assignment-ids.ts";
 import { startNode } from "../node/main.ts";
 import { parseNodeConfig } from "../node/node-config.ts";

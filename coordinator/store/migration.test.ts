@@ -12,8 +12,8 @@ import { openSqliteFile } from "../../lib/sqlite.ts";
 import { codeVersion } from "../../lib/sqlite-schema-version.ts";
 import { TaskRequest } from "../../protocol/rollout.ts";
 import type { StreamedResult } from "../../protocol/trainer-stream.ts";
-import { AGENT, startCluster, TASK, waitFor, type Cluster } from "../testing/cluster.ts";
-import { defaultResult } from "../testing/simulated-node.ts";
+import { AGENT, startCluster, TASK, waitFor, type Cluster } from "../../test/support/coordinator/cluster.ts";
+import { defaultResult } from "../../test/support/coordinator/simulated-node.ts";
 import * as schema from "./schema.ts";
 
 const MIGRATIONS = resolve(import.meta.dir, "../../migrations/coordinator");

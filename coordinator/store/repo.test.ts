@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openCoordinatorDb, openLibsqlStore, type CoordinatorStoreHandle } from "./db.ts";
 import { CoordinatorRepo, type NewRollout, type StoredResult } from "./repo.ts";
-import { defaultResult } from "../testing/simulated-node.ts";
+import { defaultResult } from "../../test/support/coordinator/simulated-node.ts";
 import { TaskRequest } from "../../protocol/rollout.ts";
 
 const dirs: string[] = [];

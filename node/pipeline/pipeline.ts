@@ -140,7 +140,7 @@ export class Pipeline {
       r.marks.postrunQueued = performance.now();
       scored = await this.withSlot(this.postrunGate, r, async () => {
         await this.transitions.move(r, "POSTRUN");
-        return postrunStage(r, spec, this.deps);
+        return postrunStage(r, this.deps);
       });
     } catch (err) {
       failure = signal.aborted && signal.reason instanceof RolloutFailure ? signal.reason : asFailure(err);
@@ -181,7 +181,7 @@ export class Pipeline {
   private async cleanup(r: Rollout): Promise<void> {
     const work: Promise<unknown>[] = [];
     if (r.session) work.push(this.deps.gateway.close(r.session.id));
-    for (const sandbox of [r.sandbox, r.evalSandbox]) if (sandbox) work.push(this.deps.pool.release(sandbox));
+    if (r.sandbox) work.push(this.deps.pool.release(r.sandbox));
     await within(Promise.allSettled(work), CLEANUP_LIMIT_MS);
   }
 

@@ -42,7 +42,6 @@ export interface Rollout {
   /** Durations measured inside stages, in Polar's SessionTiming names. */
   timing: SessionTimingInput;
   sandbox?: Sandbox;
-  evalSandbox?: Sandbox;
   session?: GatewaySession;
   outcome?: HarnessRunOutcome;
   agentTimedOut?: boolean;

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { AssignmentsRepo } from "../store/assignments-repo.ts";
 import { FEED_WINDOW } from "./tasks.ts";
-import { testNode, type TestNode } from "./testing/harness.ts";
+import { testNode, type TestNode } from "../../test/support/pipeline/harness.ts";
 import { TaskRequest } from "../../protocol/rollout.ts";
 
 let node: TestNode | undefined;

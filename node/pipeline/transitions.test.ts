@@ -8,7 +8,7 @@ import { announceTransitions, newNodeEvents, type NodeEvents } from "../events.t
 import { openNodeStore, type OpenedStore } from "../store/db.ts";
 import { RolloutsRepo } from "../store/rollouts-repo.ts";
 import { newRollout, RolloutTransitions } from "./rollout.ts";
-import { testNode, type TestNode } from "./testing/harness.ts";
+import { testNode, type TestNode } from "../../test/support/pipeline/harness.ts";
 import { TaskRequest } from "../../protocol/rollout.ts";
 
 let store: OpenedStore | undefined;

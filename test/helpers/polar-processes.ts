@@ -2,7 +2,7 @@
 // them the same way — `bun bin/polar.ts …` with the test tokens, the coordinator's URL read from
 // its first stdout line — and must kill every one of them afterwards, even when a test fails.
 import { join } from "node:path";
-import { TOKENS } from "../../coordinator/testing/cluster.ts";
+import { TOKENS } from "../support/coordinator/cluster.ts";
 
 const POLAR = join(import.meta.dir, "../../bin/polar.ts");
 

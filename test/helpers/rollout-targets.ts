@@ -10,7 +10,7 @@ import { BUNDLED_TASKS_FILE } from "../../node/api/task-catalog.ts";
 import { startNode, type RunningNode } from "../../node/main.ts";
 import { parseNodeConfig, type NodeConfigInput } from "../../node/node-config.ts";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.ts";
-import { TOKENS, waitFor } from "../../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "../support/coordinator/cluster.ts";
 import { ADMIN_TOKEN } from "./node-stack.ts";
 
 export type TargetKind = "node" | "coordinator";
