@@ -21,14 +21,37 @@ const perElement = z.object({
 });
 const schemas: [string, z.ZodType][] = [
   ["ReportedResult (one loop per token array)", ReportedResult],
-  ["ReportedResult with zod per-element arrays", ReportedResult.safeExtend({ trajectory: ReportedResult.shape.trajectory.safeExtend({ traces: z.array(perElement) }) })],
-  ["loose link shape (no trace checked)", z.looseObject({ session_id: z.string(), trajectory: z.looseObject({ traces: z.array(z.looseObject({ reward: z.number().optional() })) }) })],
+  [
+    "ReportedResult with zod per-element arrays",
+    ReportedResult.safeExtend({ trajectory: ReportedResult.shape.trajectory.safeExtend({ traces: z.array(perElement) }) }),
+  ],
+  [
+    "loose link shape (no trace checked)",
+    z.looseObject({ session_id: z.string(), trajectory: z.looseObject({ traces: z.array(z.looseObject({ reward: z.number().optional() })) }) }),
+  ],
 ];
 
 const ids = Array.from({ length: tokens }, (_, i) => 1000 + i);
-const trace = { prompt_ids: ids, response_ids: ids, loss_mask: ids.map(() => 1), response_logprobs: ids.map(() => -0.5), finish_reason: "stop", reward: 1, metadata: { policy_versions: [0] } };
+const trace = {
+  prompt_ids: ids,
+  response_ids: ids,
+  loss_mask: ids.map(() => 1),
+  response_logprobs: ids.map(() => -0.5),
+  finish_reason: "stop",
+  reward: 1,
+  metadata: { policy_versions: [0] },
+};
 const traces = Array.from({ length: traceCount }, () => trace);
-const text = JSON.stringify({ session_id: "s", task_id: "t", status: "COMPLETED", trajectory: { status: "COMPLETED", traces, metadata: {}, error: null }, timing: SessionTiming.parse({}), node_id: "n", error: null, metadata: {} });
+const text = JSON.stringify({
+  session_id: "s",
+  task_id: "t",
+  status: "COMPLETED",
+  trajectory: { status: "COMPLETED", traces, metadata: {}, error: null },
+  timing: SessionTiming.parse({}),
+  node_id: "n",
+  error: null,
+  metadata: {},
+});
 const parsed = Array.from({ length: 40 }, () => JSON.parse(text) as unknown);
 
 /** Best of `rounds` mean times over the 40 objects: the least disturbed by other load. */
@@ -43,7 +66,9 @@ function best(work: (value: unknown) => unknown, rounds = 15): number {
 }
 
 const json = best(() => JSON.parse(text));
-console.log(`result: ${traceCount} traces × ${tokens} tokens (${((4 * tokens * traceCount) / 1000).toFixed(0)}k numbers), ${(text.length / 1e6).toFixed(2)} MB of JSON`);
+console.log(
+  `result: ${traceCount} traces × ${tokens} tokens (${((4 * tokens * traceCount) / 1000).toFixed(0)}k numbers), ${(text.length / 1e6).toFixed(2)} MB of JSON`,
+);
 console.log(`| check | ms per result (best of 15) | × JSON.parse |`);
 console.log(`|---|---|---|`);
 console.log(`| JSON.parse alone | ${json.toFixed(3)} | 1.00 |`);

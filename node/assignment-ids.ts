@@ -13,6 +13,10 @@ export function localIds(a: Pick<Assignment, "rollout_id" | "attempt">): { rollo
 }
 
 /** The node's stored result as the coordinator knows the rollout: its rollout id and task id, with the transcript if any. */
-export function reportedResult(result: SessionResult, assignment: Pick<AssignmentRow, "coordinatorRolloutId" | "taskId">, transcript: Transcript | null): ReportedResult {
+export function reportedResult(
+  result: SessionResult,
+  assignment: Pick<AssignmentRow, "coordinatorRolloutId" | "taskId">,
+  transcript: Transcript | null,
+): ReportedResult {
   return { ...result, session_id: assignment.coordinatorRolloutId, task_id: assignment.taskId, ...(transcript && { polar_transcript: transcript }) };
 }

@@ -28,7 +28,10 @@ afterEach(async () => {
 /** The committed migrations as they were before `tag`: its journal cut there, the SQL files copied. */
 function migrationsBefore(tag: string, into: string): string {
   const journal = JSON.parse(readFileSync(join(MIGRATIONS, "meta/_journal.json"), "utf8")) as { entries: { tag: string }[] };
-  const kept = journal.entries.slice(0, journal.entries.findIndex((e) => e.tag === tag));
+  const kept = journal.entries.slice(
+    0,
+    journal.entries.findIndex((e) => e.tag === tag),
+  );
   mkdirSync(join(into, "meta"), { recursive: true });
   writeFileSync(join(into, "meta/_journal.json"), JSON.stringify({ ...journal, entries: kept }));
   for (const e of kept) copyFileSync(join(MIGRATIONS, `${e.tag}.sql`), join(into, `${e.tag}.sql`));
@@ -39,20 +42,42 @@ test("a store of the lower-case states is converted on open and resumed from: it
   const dir = mkdtempSync(join(tmpdir(), "polar-coord-migrate-"));
   dirs.push(dir);
   const path = join(dir, "coordinator.db");
-  const old = openSqliteFile(path, { label: "coordinator store", schema, migrationsFolder: migrationsBefore("0002_upper_case_rollout_states", join(dir, "old-migrations")) });
+  const old = openSqliteFile(path, {
+    label: "coordinator store",
+    schema,
+    migrationsFolder: migrationsBefore("0002_upper_case_rollout_states", join(dir, "old-migrations")),
+  });
   old.close();
 
   // Rows as the previous code wrote them: a trainer's group, one rollout finished with its result, one queued.
   const request = TaskRequest.parse({ ...TASK, agent: AGENT });
   const session = defaultResult({ rollout_id: "ro_done", request }, 1, 4);
   const sqlite = new Database(path);
-  sqlite.run("insert into groups (id, trainer_id, task_id, request, n, advantages, state, created_at) values ('grp_old', 'tr', ?, ?, 2, 'mean', 'running', 1)", [TASK.task_id, JSON.stringify(request)]);
-  sqlite.run("insert into rollouts (id, group_id, idx, seq, state, priority, image, attempt, policy_version_started, created_at, finished_at) values ('ro_done', 'grp_old', 0, 1, 'completed', 0, ?, 1, 0, 1, 2)", [TASK.runtime.image]);
-  sqlite.run("insert into rollouts (id, group_id, idx, seq, state, priority, image, attempt, created_at) values ('ro_wait', 'grp_old', 1, 2, 'queued', 0, ?, 0, 1)", [TASK.runtime.image]);
+  sqlite.run(
+    "insert into groups (id, trainer_id, task_id, request, n, advantages, state, created_at) values ('grp_old', 'tr', ?, ?, 2, 'mean', 'running', 1)",
+    [TASK.task_id, JSON.stringify(request)],
+  );
+  sqlite.run(
+    "insert into rollouts (id, group_id, idx, seq, state, priority, image, attempt, policy_version_started, created_at, finished_at) values ('ro_done', 'grp_old', 0, 1, 'completed', 0, ?, 1, 0, 1, 2)",
+    [TASK.runtime.image],
+  );
+  sqlite.run(
+    "insert into rollouts (id, group_id, idx, seq, state, priority, image, attempt, created_at) values ('ro_wait', 'grp_old', 1, 2, 'queued', 0, ?, 0, 1)",
+    [TASK.runtime.image],
+  );
   // And a group that ended long ago, its rollout cancelled while queued (no result): nothing reloads it.
-  sqlite.run("insert into groups (id, trainer_id, task_id, request, n, advantages, state, created_at, finished_at) values ('grp_gone', 'tr', ?, ?, 1, 'mean', 'cancelled', 1, 2)", [TASK.task_id, JSON.stringify(request)]);
-  sqlite.run("insert into rollouts (id, group_id, idx, seq, state, priority, image, attempt, cause, created_at, finished_at) values ('ro_cancelled', 'grp_gone', 0, 0, 'cancelled', 0, ?, 0, 'cancelled', 1, 2)", [TASK.runtime.image]);
-  sqlite.run("insert into results (rollout_id, group_id, trainer_id, status, reward, session, policy_version_started, stale, created_at) values ('ro_done', 'grp_old', 'tr', 'COMPLETED', 1, ?, 0, 0, 2)", [JSON.stringify(session)]);
+  sqlite.run(
+    "insert into groups (id, trainer_id, task_id, request, n, advantages, state, created_at, finished_at) values ('grp_gone', 'tr', ?, ?, 1, 'mean', 'cancelled', 1, 2)",
+    [TASK.task_id, JSON.stringify(request)],
+  );
+  sqlite.run(
+    "insert into rollouts (id, group_id, idx, seq, state, priority, image, attempt, cause, created_at, finished_at) values ('ro_cancelled', 'grp_gone', 0, 0, 'cancelled', 0, ?, 0, 'cancelled', 1, 2)",
+    [TASK.runtime.image],
+  );
+  sqlite.run(
+    "insert into results (rollout_id, group_id, trainer_id, status, reward, session, policy_version_started, stale, created_at) values ('ro_done', 'grp_old', 'tr', 'COMPLETED', 1, ?, 0, 0, 2)",
+    [JSON.stringify(session)],
+  );
   sqlite.close();
 
   cluster = await startCluster({ db: path });
