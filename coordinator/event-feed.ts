@@ -7,6 +7,7 @@ import { EventFeed, type EventFeedOptions } from "../lib/event-feed.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { CoordinatorEventName, CoordinatorEvents } from "./events.ts";
 import type { RolloutStateName } from "./rollout-states.ts";
+import type { NodeRolloutState } from "../protocol/node-link.ts";
 
 /** Upstream's SessionStatus words for the coordinator's rollout states (its terminal ones are upstream's own). */
 const STATE_STATUS: Record<RolloutStateName, string> = {
@@ -18,8 +19,8 @@ const STATE_STATUS: Record<RolloutStateName, string> = {
   CANCELLED: "CANCELLED",
 };
 
-/** Upstream's SessionStatus words for the node stages the coordinator hears of (a node's terminal stage is announced by the coordinator's own state change). */
-const STAGE_STATUS: Record<string, string> = { init: "INITIALIZING", ready: "READY", run: "RUNNING", postrun: "POST_RUN" };
+/** Upstream's SessionStatus words for the node states the coordinator hears of (a node's terminal one is announced by the coordinator's own state change). */
+const STAGE_STATUS: Partial<Record<NodeRolloutState, string>> = { INIT: "INITIALIZING", READY: "READY", RUN: "RUNNING", POSTRUN: "POST_RUN" };
 
 /** Groups whose task id the feed remembers after they finished. */
 const TASK_IDS_KEPT = 10_000;

@@ -8,7 +8,7 @@
 import type { ResultFacts } from "../lib/result-facts.ts";
 import type { GroupEndStatus, StreamedResult } from "../protocol/trainer-stream.ts";
 import type { ExhaustedReason } from "./dynamic-sampling.ts";
-import type { GatewayLatency, StageCapacity, StageLoad } from "../protocol/node-link.ts";
+import type { GatewayLatency, NodeRolloutState, StageCapacity, StageLoad } from "../protocol/node-link.ts";
 import type { NodeStateName } from "./node-states.ts";
 import type { RolloutStateName } from "./rollout-states.ts";
 
@@ -39,8 +39,8 @@ export interface CoordinatorEvents {
     /** The node it went to (assigned) or left (queued again, ended). */
     node_id: string | null;
     attempt: number;
-    /** The node-side stage last reported. */
-    stage: string | null;
+    /** The node-side state last reported. */
+    stage: NodeRolloutState | null;
     cause: string | null;
     at: number;
     /** Time spent in `from`. */
@@ -48,8 +48,8 @@ export interface CoordinatorEvents {
     /** On a result: the node's stage durations (SessionTiming, ms). */
     timing?: Record<string, number>;
   };
-  /** The node running a rollout reported a new stage (init, ready, run, postrun…). */
-  "rollout.stage_changed": { rollout_id: string; group_id: string; node_id: string | null; attempt: number; stage: string; at: number };
+  /** The node running a rollout reported a new state of its run (INIT, READY, RUN, POSTRUN…). */
+  "rollout.stage_changed": { rollout_id: string; group_id: string; node_id: string | null; attempt: number; stage: NodeRolloutState; at: number };
   /** Assignments sent to a node. */
   "rollout.dispatched": { rollout_id: string; group_id: string; node_id: string; attempt: number; policy_version: number; at: number };
   /** Rollouts put back in the queue, with the attempt they had. */

@@ -4,6 +4,7 @@
 // that holds it, then announced. Store writes are the callers' (they batch them).
 import type { EventBus } from "../lib/events.ts";
 import { PolarError } from "../protocol/errors.ts";
+import type { NodeRolloutState } from "../protocol/node-link.ts";
 import { ROLLOUT_RESULT_STATUSES } from "../protocol/rollout.ts";
 import type { CoordinatorEvents } from "./events.ts";
 import type { NodeState } from "./node-states.ts";
@@ -56,8 +57,8 @@ export interface LiveRollout {
   /** Assignments so far; a result is accepted only for the current one. */
   attempt: number;
   policyVersionStarted: number | null;
-  /** The node-side stage last reported (init, run, postrun…). */
-  stage: string | null;
+  /** The node-side state last reported (INIT, RUN, POSTRUN…). */
+  stage: NodeRolloutState | null;
   /** When it entered its state (epoch ms). */
   since: number;
 }
@@ -137,7 +138,7 @@ export class RolloutBook {
   }
 
   /** A node reported the stage its run of the rollout reached (not a state change of ours). */
-  setStage(rollout: LiveRollout, stage: string): void {
+  setStage(rollout: LiveRollout, stage: NodeRolloutState): void {
     if (rollout.stage === stage) return;
     rollout.stage = stage;
     this.events.emit("rollout.stage_changed", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: rollout.nodeId, attempt: rollout.attempt, stage, at: this.now() });

@@ -5,7 +5,7 @@
 // still holds, from its own store, and which assignments its own restart cut off (those are
 // queued again by the coordinator, never reported as results).
 import type { EventBus } from "../lib/events.ts";
-import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator } from "../protocol/node-link.ts";
+import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeRolloutState, type NodeToCoordinator } from "../protocol/node-link.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
 import type { Transcript } from "../lib/transcript.ts";
 import { reportedResult } from "./assignment-ids.ts";
@@ -76,9 +76,9 @@ export class CoordinatorLink {
   }
 
   /** A rollout changed state: the coordinator shows the stage of what it assigned. */
-  onTransition(localRolloutId: string, state: string): void {
+  onTransition(localRolloutId: string, state: NodeRolloutState): void {
     const ref = this.byLocal.get(localRolloutId);
-    if (ref) this.send({ type: "progress", rollout_id: ref.rolloutId, attempt: ref.attempt, state: state.toLowerCase() });
+    if (ref) this.send({ type: "progress", rollout_id: ref.rolloutId, attempt: ref.attempt, state });
   }
 
   async stop(): Promise<void> {
@@ -118,7 +118,7 @@ export class CoordinatorLink {
       this.byLocal.set(a.rolloutId, { rolloutId: a.coordinatorRolloutId, attempt: a.attempt });
       const cause = a.result ? this.node.interruption(a.result) : null;
       if (cause) interrupted.push({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, cause });
-      else held.push({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, state: a.result ? "finished" : this.node.isLive(a.rolloutId) ? a.state.toLowerCase() : "finished" });
+      else held.push({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, state: a.state });
     }
     this.sendOn(ws, {
       type: "hello",

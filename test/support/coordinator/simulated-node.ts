@@ -60,8 +60,8 @@ export class SimulatedNode {
     this.welcomed = new Promise<void>((resolve, reject) => {
       ws.onopen = () => {
         const held = [
-          ...[...this.running].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: "run" })),
-          ...[...this.unacked].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: "finished" })),
+          ...[...this.running].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: "RUN" as const })),
+          ...[...this.unacked].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: r.result.status })),
         ];
         const interrupted = [...this.interrupted].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, cause: r.cause }));
         this.interrupted.clear();
