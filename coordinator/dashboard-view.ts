@@ -10,6 +10,7 @@ import type { DashboardNode, DashboardResult, DashboardSnapshot, GroupDetail, Ro
 import type { Coordinator } from "./coordinator.ts";
 import type { CoordinatorMetrics } from "./metrics.ts";
 import { slots } from "./node-states.ts";
+import { isTerminalRolloutState } from "./rollout-states.ts";
 import { pendingCount, type TrainerStream } from "./trainer-streams.ts";
 import { transcriptOf } from "../lib/transcript.ts";
 
@@ -45,7 +46,8 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
     remember(groupOf, e.rollout_id, e.group_id);
     history.step(e.rollout_id, { at: e.at, state: e.to, node_id: e.node_id });
   });
-  ev.on("rollout.stage_changed", (e) => history.step(e.rollout_id, { at: e.at, state: e.stage, node_id: e.node_id }));
+  // A node's terminal state is the coordinator's own next step (its state change, with the result).
+  ev.on("rollout.stage_changed", (e) => void (!isTerminalRolloutState(e.stage) && history.step(e.rollout_id, { at: e.at, state: e.stage, node_id: e.node_id })));
   ev.on("result.accepted", (e) => {
     const started = metrics.versionStarted(e.rollout_id);
     const version = coordinator.policyVersion;

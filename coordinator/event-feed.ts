@@ -19,7 +19,7 @@ const STATE_STATUS: Record<RolloutStateName, string> = {
   CANCELLED: "CANCELLED",
 };
 
-/** Upstream's SessionStatus words for the node states the coordinator hears of (a node's terminal one is announced by the coordinator's own state change). */
+/** Upstream's SessionStatus words for the node states the coordinator passes on (a node's terminal one is announced by the coordinator's own state change). */
 const STAGE_STATUS: Partial<Record<NodeRolloutState, string>> = { INIT: "INITIALIZING", READY: "READY", RUN: "RUNNING", POSTRUN: "POST_RUN" };
 
 /** Groups whose task id the feed remembers after they finished. */

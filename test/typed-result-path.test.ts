@@ -79,6 +79,8 @@ describe("a node's result at the trainer", () => {
         const res = await fetch(`${target.url}/v1/admin/rollouts/${streamed.rollout_id}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } });
         const detail = RolloutDetail.parse(await res.json());
         expect(detail.state).toBe("COMPLETED");
+        // One spelling on the way: the coordinator's states, then the node's, then the result's status.
+        expect(detail.timeline.map((step) => step.state)).toEqual(["QUEUED", "ASSIGNED", "INIT", "READY", "RUN", "POSTRUN", "COMPLETED"]);
         const { polar_transcript: transcript, ...kept } = ReportedResult.parse(detail.result);
         expect(kept).toEqual({ ...stored, session_id: streamed.rollout_id, task_id: task.task_id });
         expect(transcript?.at(-1)).toMatchObject({ role: "assistant" });
