@@ -241,7 +241,7 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
     drawOf.set(r.id, d);
     return r;
   });
-  await repo.createTask("bench", request as unknown as Record<string, unknown>, rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: 0 })));
+  await repo.createTask("bench", request, rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: 0 })));
   for (const r of rollouts) pipeline.submit(r);
   const samples: { run: number; ready: number; init: number; queued: number }[] = [];
   const sampler = setInterval(() => {

@@ -6,7 +6,7 @@
 import { EventBus, type ListenerErrorSink } from "../lib/events.ts";
 import { TaskCatalog } from "../lib/task-catalog.ts";
 import { PolarError } from "../protocol/errors.ts";
-import type { GatewayLatency, NodeHello, ReportedResult, StageLoad } from "../protocol/node-link.ts";
+import type { GatewayLatency, NodeHello, NodeRolloutState, ReportedResult, StageLoad } from "../protocol/node-link.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import type { CoordinatorConfig } from "./config.ts";
 import type { CoordinatorCore } from "./core.ts";
@@ -192,7 +192,7 @@ export class Coordinator {
   }
 
   /** The node reports the stage its run of a rollout reached. */
-  nodeProgress(node: NodeState, rolloutId: string, attempt: number, stage: string): void {
+  nodeProgress(node: NodeState, rolloutId: string, attempt: number, stage: NodeRolloutState): void {
     const rollout = this.rolloutBook.get(rolloutId);
     if (rollout && rollout.nodeId === node.id && rollout.attempt === attempt) this.rolloutBook.setStage(rollout, stage);
   }

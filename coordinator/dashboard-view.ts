@@ -10,6 +10,7 @@ import type { DashboardNode, DashboardResult, DashboardSnapshot, GroupDetail, Ro
 import type { Coordinator } from "./coordinator.ts";
 import type { CoordinatorMetrics } from "./metrics.ts";
 import { slots } from "./node-states.ts";
+import { isTerminalRolloutState } from "./rollout-states.ts";
 import { pendingCount, type TrainerStream } from "./trainer-streams.ts";
 import { transcriptOf } from "../lib/transcript.ts";
 
@@ -45,13 +46,14 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
     remember(groupOf, e.rollout_id, e.group_id);
     history.step(e.rollout_id, { at: e.at, state: e.to, node_id: e.node_id });
   });
-  ev.on("rollout.stage_changed", (e) => history.step(e.rollout_id, { at: e.at, state: e.stage, node_id: e.node_id }));
+  // A node's terminal state is the coordinator's own next step (its state change, with the result).
+  ev.on("rollout.stage_changed", (e) => void (!isTerminalRolloutState(e.stage) && history.step(e.rollout_id, { at: e.at, state: e.stage, node_id: e.node_id })));
   ev.on("result.accepted", (e) => {
     const started = metrics.versionStarted(e.rollout_id);
     const version = coordinator.policyVersion;
     const queueMs = history.timeline(e.rollout_id).reduce<{ queued?: number; seconds?: number }>((acc, s) => {
-      if (s.state === "queued") acc.queued = s.at;
-      else if (s.state === "assigned" && acc.queued !== undefined) acc.seconds = (s.at - acc.queued) / 1000;
+      if (s.state === "QUEUED") acc.queued = s.at;
+      else if (s.state === "ASSIGNED" && acc.queued !== undefined) acc.seconds = (s.at - acc.queued) / 1000;
       return acc;
     }, {}).seconds;
     record({
@@ -186,7 +188,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
         state: live?.state ?? row.state,
         node_id: live?.nodeId ?? row.nodeId,
         timeline: history.timeline(rolloutId),
-        stages: stageSpans(session?.timing as Record<string, unknown> | undefined),
+        stages: stageSpans(session?.timing),
         result: session,
         messages: transcriptOf(session),
       };

@@ -6,9 +6,9 @@
 // group.created, task.updated ← group.progressed, task.completed ← group.finished,
 // session.state_changed ← rollout.state_changed.
 import type { ResultFacts } from "../lib/result-facts.ts";
-import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import type { GroupEndStatus, StreamedResult } from "../protocol/trainer-stream.ts";
 import type { ExhaustedReason } from "./dynamic-sampling.ts";
-import type { GatewayLatency, StageCapacity, StageLoad } from "../protocol/node-link.ts";
+import type { GatewayLatency, NodeRolloutState, StageCapacity, StageLoad } from "../protocol/node-link.ts";
 import type { NodeStateName } from "./node-states.ts";
 import type { RolloutStateName } from "./rollout-states.ts";
 
@@ -18,7 +18,7 @@ export interface CoordinatorEvents {
   /** A member of a group got its result. */
   "group.progressed": { group_id: string; task_id: string; trainer_id: string | null; finished: number; usable: number; n: number; at: number };
   /** Every member has a result (trainer `group` message, rollout API callback). */
-  "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: "completed" | "cancelled"; n: number; usable: number; callback_url: string | null; at: number };
+  "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: GroupEndStatus; n: number; usable: number; callback_url: string | null; at: number };
   /** An operator deleted a group and everything of it. */
   "group.deleted": { group_id: string; at: number };
   /** A completed group's reward std was at or below its `min_reward_std` (0 unless the submit set one): no GRPO signal. */
@@ -39,8 +39,8 @@ export interface CoordinatorEvents {
     /** The node it went to (assigned) or left (queued again, ended). */
     node_id: string | null;
     attempt: number;
-    /** The node-side stage last reported. */
-    stage: string | null;
+    /** The node-side state last reported. */
+    stage: NodeRolloutState | null;
     cause: string | null;
     at: number;
     /** Time spent in `from`. */
@@ -48,8 +48,8 @@ export interface CoordinatorEvents {
     /** On a result: the node's stage durations (SessionTiming, ms). */
     timing?: Record<string, number>;
   };
-  /** The node running a rollout reported a new stage (init, ready, run, postrun…). */
-  "rollout.stage_changed": { rollout_id: string; group_id: string; node_id: string | null; attempt: number; stage: string; at: number };
+  /** The node running a rollout reported a new state of its run (INIT, READY, RUN, POSTRUN…). */
+  "rollout.stage_changed": { rollout_id: string; group_id: string; node_id: string | null; attempt: number; stage: NodeRolloutState; at: number };
   /** Assignments sent to a node. */
   "rollout.dispatched": { rollout_id: string; group_id: string; node_id: string; attempt: number; policy_version: number; at: number };
   /** Rollouts put back in the queue, with the attempt they had. */

@@ -83,8 +83,12 @@ describe("coordinator HTTP", () => {
     await waitFor(() => node.drained, "drain frame");
     const groups = (await (await cluster.admin("/v1/admin/groups")).json()) as { groups: { group_id: string; state: string }[] };
     expect(groups.groups[0]!.state).toBe("completed");
-    const rollouts = (await (await cluster.admin("/v1/admin/rollouts?state=completed")).json()) as { rollouts: unknown[] };
+    const rollouts = (await (await cluster.admin("/v1/admin/rollouts?state=COMPLETED")).json()) as { rollouts: unknown[] };
     expect(rollouts.rollouts.length).toBe(2);
+    // One spelling of a rollout's state: another is refused, naming the states.
+    const misspelt = await cluster.admin("/v1/admin/rollouts?state=completed");
+    expect(misspelt.status).toBe(400);
+    expect(((await misspelt.json()) as { error: { message: string } }).error.message).toBe('unknown state "completed"; expected one of QUEUED, ASSIGNED, COMPLETED, ERROR, TIMEOUT, CANCELLED');
     expect((await cluster.admin(`/v1/admin/groups/${groups.groups[0]!.group_id}`, { method: "DELETE" })).status).toBe(200);
     expect((await cluster.admin("/v1/admin/groups/nope", { method: "DELETE" })).status).toBe(404);
     let metrics = parsePrometheusText(await (await fetch(`${cluster.coordinator.url}/metrics`)).text());

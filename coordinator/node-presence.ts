@@ -3,6 +3,7 @@
 // longer has or reports interrupted by its own restart; on a disconnect, wait out the grace; once
 // lost, queue its rollouts again (attempt counted) or fail those whose attempts are spent.
 import { LINK_PROTOCOL_VERSION, type NodeHello } from "../protocol/node-link.ts";
+import { ROLLOUT_RESULT_STATUSES } from "../protocol/rollout.ts";
 import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import type { CoordinatorCore } from "./core.ts";
 import { slots, type NodePeer, type NodeState } from "./node-states.ts";
@@ -36,7 +37,8 @@ export class NodePresence {
       if (rollout) {
         kept.add(rollout.id);
         c.rollouts.setStage(rollout, h.state);
-      } else if (h.state !== "finished") {
+      } else if (!(ROLLOUT_RESULT_STATUSES as readonly string[]).includes(h.state)) {
+        // Not finished there (a finished one's result is sent, and dropped as late).
         peer.send({ type: "cancel", rollout_id: h.rollout_id, attempt: h.attempt, reason: "no longer assigned to this node" });
       }
     }
@@ -89,12 +91,12 @@ export class NodePresence {
     const requeue: LiveRollout[] = [];
     for (const id of ids) {
       const rollout = c.rollouts.get(id);
-      if (!rollout || rollout.state !== "assigned" || rollout.nodeId !== node.id) continue;
+      if (!rollout || rollout.state !== "ASSIGNED" || rollout.nodeId !== node.id) continue;
       if (rollout.attempt >= c.config.maxAttempts) {
         await this.outcomes.exhausted(rollout, cause);
         continue;
       }
-      c.rollouts.move(rollout, { to: "queued", cause });
+      c.rollouts.move(rollout, { to: "QUEUED", cause });
       requeue.push(rollout);
     }
     if (requeue.length === 0) return;
@@ -106,6 +108,6 @@ export class NodePresence {
   /** The rollout when `node` holds its current attempt. */
   private current(node: NodeState, rolloutId: string, attempt: number): LiveRollout | undefined {
     const rollout = this.core.rollouts.get(rolloutId);
-    return rollout && rollout.state === "assigned" && rollout.nodeId === node.id && rollout.attempt === attempt ? rollout : undefined;
+    return rollout && rollout.state === "ASSIGNED" && rollout.nodeId === node.id && rollout.attempt === attempt ? rollout : undefined;
   }
 }

@@ -33,33 +33,31 @@ export class Outcomes {
   async acceptResult(nodeId: string, rolloutId: string, attempt: number, result: ReportedResult): Promise<"accepted" | "dropped"> {
     const c = this.core;
     const rollout = c.rollouts.get(rolloutId);
-    if (!rollout || rollout.state !== "assigned" || rollout.attempt !== attempt || rollout.nodeId !== nodeId) {
+    if (!rollout || rollout.state !== "ASSIGNED" || rollout.attempt !== attempt || rollout.nodeId !== nodeId) {
       c.events.emit("result.dropped", { rollout_id: rolloutId, node_id: nodeId, attempt, at: c.now() });
       // A repeat may race its first copy's write: the node forgets it only once that is durable.
       await c.persist(async () => undefined);
       return "dropped";
     }
-    const state: TerminalRolloutState = result.status === "COMPLETED" ? "completed" : result.status === "TIMEOUT" ? "timeout" : "error";
     const timing = resultTiming(result);
-    await this.finish(rollout, result, state, typeof result.error === "string" && result.error ? result.error : null, timing);
+    await this.finish(rollout, result, result.status, result.error || null, timing);
     // Announced once stored (and the group's completion with it), as the node is told.
     c.events.emit("result.accepted", { rollout_id: rolloutId, group_id: rollout.groupId, node_id: nodeId, attempt, status: result.status, reward: sessionReward(result), timing, facts: resultFacts(result), at: c.now() });
     return "accepted";
   }
 
-  /** Ends a rollout with its result (a node's, or synthetic for cancellations and spent attempts). */
-  async finish(rollout: LiveRollout, result: ReportedResult, state: TerminalRolloutState, cause: string | null, timing?: Record<string, number>): Promise<void> {
+  /** Ends a rollout with its result (a node's, or synthetic for cancellations and spent attempts); `status` is its terminal state. */
+  async finish(rollout: LiveRollout, result: ReportedResult, status: TerminalRolloutState, cause: string | null, timing?: Record<string, number>): Promise<void> {
     const c = this.core;
     const group = c.groups.get(rollout.groupId)!;
-    c.rollouts.move(rollout, { to: state, cause, ...(timing && { timing }) });
+    c.rollouts.move(rollout, { to: status, cause, ...(timing && { timing }) });
     c.scheduleDispatch();
     const version = c.policyVersion();
     const started = rollout.policyVersionStarted ?? version;
     const stale = c.config.maxStaleness !== undefined && started < version - c.config.maxStaleness;
-    const status = state === "cancelled" ? "CANCELLED" : result.status;
     const reward = sessionReward(result);
-    group.outcomes.set(rollout.id, { status, reward, usable: state !== "cancelled" && isUsable(result) });
-    await this.results.add({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result as Record<string, unknown>, policyVersionStarted: started, stale, rolloutState: state, cause, acked: group.trainerId === null });
+    group.outcomes.set(rollout.id, { status, reward, usable: status !== "CANCELLED" && isUsable(result) });
+    await this.results.add({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result, policyVersionStarted: started, stale, cause, acked: group.trainerId === null });
     if (group.trainerId) {
       c.events.emit("result.ready", { trainer_id: group.trainerId, result: streamedResult({ result, status, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale }) });
     }
@@ -156,7 +154,7 @@ export class Outcomes {
     const group = c.groups.get(rollout.groupId)!;
     c.events.emit("rollout.attempts_exhausted", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: rollout.nodeId ?? "", attempt: rollout.attempt, cause, at: c.now() });
     const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `${cause}; no attempts left (${rollout.attempt})`, metadata: group.request.metadata });
-    await this.finish(rollout, result, "error", cause);
+    await this.finish(rollout, result, "ERROR", cause);
   }
 
   private async cancelRollout(rollout: LiveRollout, cause: string): Promise<void> {
@@ -164,12 +162,12 @@ export class Outcomes {
     const group = c.groups.get(rollout.groupId)!;
     this.cancelOnNode(rollout, cause);
     const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `cancelled: ${cause}`, metadata: group.request.metadata });
-    await this.finish(rollout, result, "cancelled", cause);
+    await this.finish(rollout, result, "CANCELLED", cause);
   }
 
   /** Tells the node running `rollout` to stop it (nothing when it is queued or its node is away). */
   cancelOnNode(rollout: LiveRollout, reason: string): void {
-    if (rollout.state === "assigned" && rollout.nodeId) this.core.nodes.get(rollout.nodeId)?.peer?.send({ type: "cancel", rollout_id: rollout.id, attempt: rollout.attempt, reason });
+    if (rollout.state === "ASSIGNED" && rollout.nodeId) this.core.nodes.get(rollout.nodeId)?.peer?.send({ type: "cancel", rollout_id: rollout.id, attempt: rollout.attempt, reason });
   }
 
   /** Removes a group and everything of it (admin delete): running members are cancelled on their nodes. */
@@ -182,7 +180,7 @@ export class Outcomes {
         const rollout = c.rollouts.get(id);
         if (!rollout) continue;
         this.cancelOnNode(rollout, "group deleted");
-        c.rollouts.move(rollout, { to: "cancelled", cause: "group deleted" });
+        c.rollouts.move(rollout, { to: "CANCELLED", cause: "group deleted" });
       }
       c.scheduleDispatch();
     }

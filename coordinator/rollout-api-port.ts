@@ -90,7 +90,7 @@ export function coordinatorRolloutPort(coordinator: CoordinatorView, options: Co
     },
     async serviceStatus() {
       let assigned = 0;
-      for (const r of coordinator.active.values()) if (r.state === "assigned") assigned++;
+      for (const r of coordinator.active.values()) if (r.state === "ASSIGNED") assigned++;
       let nodes = 0;
       for (const n of coordinator.nodes.values()) if (n.peer) nodes++;
       return { status: "ok", queued_sessions: coordinator.queue.size, running_sessions: assigned, running_tasks: coordinator.groups.size, nodes, policy_version: coordinator.policyVersion };

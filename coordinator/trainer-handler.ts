@@ -2,10 +2,10 @@
 // acknowledge results, cancel, policy versions, pause/resume — and how owed results are pumped
 // to it within its credits (fresh ones from memory, older ones from the store).
 import { asPolarError, PolarError, wsErrorFrame } from "../protocol/errors.ts";
-import { ACCEPTED_BUILDER_NAMES, ACCEPTED_HARNESS_NAMES, builderStrategy, harnessKind } from "../protocol/harness-names.ts";
+import { unknownNames } from "../protocol/harness-names.ts";
 import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import type { Coordinator } from "./coordinator.ts";
-import { rewardStd, type ExhaustedReason } from "./dynamic-sampling.ts";
+import { rewardStd } from "./dynamic-sampling.ts";
 import { requestForGroup, type AdvantageMode, type GroupSampling } from "./groups.ts";
 import type { PauseBook } from "./pauses.ts";
 import { groupAdvantages, streamedFromRow } from "./results.ts";
@@ -243,26 +243,21 @@ export class TrainerHandler {
       replacement_index: sampling?.replacementIndex ?? 0,
       replaces: sampling?.replaces ?? null,
       replaced_by: sampling?.replacedBy ?? null,
-      replacement_exhausted: (sampling?.replacementExhausted as ExhaustedReason | null | undefined) ?? null,
+      replacement_exhausted: sampling?.replacementExhausted ?? null,
     });
   }
 }
 
 /** Harness and builder names are checked here, not first on a node after dispatch. */
 function unknownName(spec: GroupSpec): string | null {
-  if (!harnessKind(spec.agent.harness)) return `unknown harness "${spec.agent.harness}"; expected one of ${ACCEPTED_HARNESS_NAMES.join(", ")}`;
-  if (spec.builder && !builderStrategy(spec.builder.strategy)) return `unknown builder strategy "${spec.builder.strategy}"; expected one of ${ACCEPTED_BUILDER_NAMES.join(", ")}`;
-  return null;
+  return unknownNames(spec.agent.harness, spec.builder?.strategy);
 }
 
 /** Token arrays dominate a result's size: ~8 bytes a token in the four per-token arrays. */
 function estimateBytes(result: StreamedResult): number {
   let tokens = 0;
   for (const trace of result.traces) {
-    for (const key of ["prompt_ids", "response_ids", "loss_mask", "response_logprobs"]) {
-      const value = trace[key];
-      if (Array.isArray(value)) tokens += value.length;
-    }
+    tokens += trace.prompt_ids.length + trace.response_ids.length + trace.loss_mask.length + trace.response_logprobs.length;
   }
   return 1024 + tokens * 8;
 }

@@ -65,7 +65,7 @@ testNeeding("pytest")("coordinator + 2 nodes + trainer: groups end to end; a nod
   const b = await trainer.submit({ task: bundled("js-leap-year-century"), n: 4, agent: { harness: "mini" } });
 
   // Kill node-a as soon as it runs something.
-  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=assigned")).rollouts.some((r: { node_id: string; stage: string | null }) => r.node_id === "node-a" && r.stage === "run"), "node-a running a rollout", 120_000);
+  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=ASSIGNED")).rollouts.some((r: { node_id: string; stage: string | null }) => r.node_id === "node-a" && r.stage === "RUN"), "node-a running a rollout", 120_000);
   victim.kill("SIGKILL");
   await waitFor(() => results.length === 8, "8 results", 300_000);
 

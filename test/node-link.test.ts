@@ -15,6 +15,7 @@ import { interruptionCause, recoverUnfinished } from "../node/pipeline/recovery.
 import { AssignmentsRepo } from "../node/store/assignments-repo.ts";
 import { openNodeStore, type OpenedStore } from "../node/store/db.ts";
 import { RolloutsRepo } from "../node/store/rollouts-repo.ts";
+import { localIds } from "../node/assignment-ids.ts";
 
 let cluster: Cluster | undefined;
 let store: OpenedStore | undefined;
@@ -44,8 +45,8 @@ test("an assignment a node restart cut off is reported interrupted, runs again a
   const side: NodeSide = {
     assignments,
     async start(a) {
-      const id = `${a.rollout_id}.${a.attempt}`;
-      await rollouts.createTask(`coordinator:${id}`, {}, [{ id, sampleIndex: 0, priority: 0 }]);
+      const { rolloutId: id, taskId } = localIds(a);
+      await rollouts.createTask(taskId, a.request, [{ id, sampleIndex: 0, priority: 0 }]);
       await assignments.insert({ rolloutId: id, coordinatorRolloutId: a.rollout_id, attempt: a.attempt, groupId: a.group_id, taskId: a.request.task_id });
       started.push(id);
       return id;

@@ -9,6 +9,7 @@ import { TaskStatsQuery } from "../../protocol/task-stats.ts";
 import type { Coordinator } from "../coordinator.ts";
 import type { CoordinatorDashboard } from "../dashboard-view.ts";
 import { slots } from "../node-states.ts";
+import { isRolloutStateName, ROLLOUT_STATES } from "../rollout-states.ts";
 import { tokenMatches, presentedToken } from "../tokens.ts";
 
 const LIST_LIMIT = 1000;
@@ -71,6 +72,7 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?
 
   app.get("/rollouts", async (c) => {
     const state = c.req.query("state");
+    if (state !== undefined && !isRolloutStateName(state)) return failed(c, new PolarError("bad_request", `unknown state "${state}"; expected one of ${ROLLOUT_STATES.join(", ")}`));
     const rows = await coordinator.repo.listRollouts(state, LIST_LIMIT);
     return c.json({
       rollouts: rows.map((r) => ({

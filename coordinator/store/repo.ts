@@ -3,8 +3,10 @@
 // so that dispatching thousands of rollouts a second costs a few transactions, not thousands.
 import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
 import type { CoordinatorDb, CoordinatorStore, Statement } from "./db.ts";
-import { TERMINAL_ROLLOUT_STATES, type TerminalRolloutState } from "../rollout-states.ts";
-import { groupSampling, groups, meta, results, rollouts, taskStats } from "./schema.ts";
+import type { ReportedResult } from "../../protocol/node-link.ts";
+import type { GroupEndStatus } from "../../protocol/trainer-stream.ts";
+import { isTerminalRolloutState, TERMINAL_ROLLOUT_STATES, type RolloutStateName, type TerminalRolloutState } from "../rollout-states.ts";
+import { groupSampling, groups, meta, results, rollouts, taskStats, type GROUP_STATES } from "./schema.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 export type NewGroupRow = typeof groups.$inferInsert;
@@ -25,17 +27,19 @@ export interface Assigned {
   policyVersion: number;
 }
 
+/** A terminal rollout with its result's status and reward (null when it has no result row). */
+export type FinishedRollout = Pick<RolloutRow, "id" | "groupId"> & { state: TerminalRolloutState; status: TerminalRolloutState | null; reward: number | null };
+
 export interface StoredResult {
   rolloutId: string;
   groupId: string;
   trainerId: string | null;
-  status: string;
+  /** The terminal state the rollout finishes in: the result's status. */
+  status: TerminalRolloutState;
   reward: number | null;
-  session: Record<string, unknown>;
+  session: ReportedResult;
   policyVersionStarted: number;
   stale: boolean;
-  /** Terminal rollout state it finishes in. */
-  rolloutState: TerminalRolloutState;
   cause: string | null;
   /** Set when nobody will acknowledge it (rollout API tasks): prunable after retention. */
   acked: boolean;
@@ -44,11 +48,11 @@ export interface StoredResult {
 /** A group's end, stored in one transaction with what it decided (dynamic sampling, pass rates). */
 export interface GroupCompletion {
   groupId: string;
-  state: "completed" | "cancelled";
+  state: GroupEndStatus;
   rewardStd: number | null;
   flat: boolean;
   replacedBy: string | null;
-  replacementExhausted: string | null;
+  replacementExhausted: GroupSamplingRow["replacementExhausted"];
   /** The task's pass-rate estimate as it now is. */
   taskStats: TaskStatsRow | null;
   /** The fresh group started in place of a flat one. */
@@ -125,7 +129,7 @@ export class CoordinatorRepo {
         statements.push(
           this.db
             .update(rollouts)
-            .set({ state: "assigned", nodeId: a.nodeId, attempt: a.attempt, policyVersionStarted: a.policyVersion, assignedAt: now })
+            .set({ state: "ASSIGNED", nodeId: a.nodeId, attempt: a.attempt, policyVersionStarted: a.policyVersion, assignedAt: now })
             .where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK))),
         );
       }
@@ -136,7 +140,7 @@ export class CoordinatorRepo {
   /** Back to the queue (node lost, staleness); the attempt count stays, the next assign raises it. */
   async requeue(ids: string[], cause: string): Promise<void> {
     for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      await this.db.update(rollouts).set({ state: "queued", nodeId: null, cause }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
+      await this.db.update(rollouts).set({ state: "QUEUED", nodeId: null, cause }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
     }
   }
 
@@ -168,7 +172,7 @@ export class CoordinatorRepo {
         ),
       );
     }
-    for (const r of batch) statements.push(this.db.update(rollouts).set({ state: r.rolloutState, cause: r.cause, finishedAt: now }).where(eq(rollouts.id, r.rolloutId)));
+    for (const r of batch) statements.push(this.db.update(rollouts).set({ state: r.status, cause: r.cause, finishedAt: now }).where(eq(rollouts.id, r.rolloutId)));
     await this.atomic(statements);
   }
 
@@ -218,7 +222,7 @@ export class CoordinatorRepo {
     return this.db.select().from(results).where(eq(results.groupId, groupId)).orderBy(asc(results.createdAt));
   }
 
-  async setGroupState(id: string, state: string, now: number | null): Promise<void> {
+  async setGroupState(id: string, state: (typeof GROUP_STATES)[number], now: number | null): Promise<void> {
     await this.db.update(groups).set({ state, finishedAt: now }).where(eq(groups.id, id));
   }
 
@@ -238,16 +242,15 @@ export class CoordinatorRepo {
   }
 
   /** Terminal rollouts of the active groups, with their result's status and reward (early stop, completion, flatness). */
-  async finishedOfGroups(groupIds: string[]): Promise<(Pick<RolloutRow, "id" | "groupId" | "state"> & { status: string | null; reward: number | null })[]> {
-    const out: (Pick<RolloutRow, "id" | "groupId" | "state"> & { status: string | null; reward: number | null })[] = [];
+  async finishedOfGroups(groupIds: string[]): Promise<FinishedRollout[]> {
+    const out: FinishedRollout[] = [];
     for (let i = 0; i < groupIds.length; i += INSERT_CHUNK) {
-      out.push(
-        ...(await this.db
-          .select({ id: rollouts.id, groupId: rollouts.groupId, state: rollouts.state, status: results.status, reward: results.reward })
-          .from(rollouts)
-          .leftJoin(results, eq(results.rolloutId, rollouts.id))
-          .where(and(inArray(rollouts.groupId, groupIds.slice(i, i + INSERT_CHUNK)), inArray(rollouts.state, [...TERMINAL_ROLLOUT_STATES])))),
-      );
+      const rows = await this.db
+        .select({ id: rollouts.id, groupId: rollouts.groupId, state: rollouts.state, status: results.status, reward: results.reward })
+        .from(rollouts)
+        .leftJoin(results, eq(results.rolloutId, rollouts.id))
+        .where(and(inArray(rollouts.groupId, groupIds.slice(i, i + INSERT_CHUNK)), inArray(rollouts.state, [...TERMINAL_ROLLOUT_STATES])));
+      for (const row of rows) if (isTerminalRolloutState(row.state)) out.push({ ...row, state: row.state });
     }
     return out;
   }
@@ -272,7 +275,7 @@ export class CoordinatorRepo {
     return this.db.select().from(groups).orderBy(sql`${groups.createdAt} desc`).limit(limit);
   }
 
-  async listRollouts(state: string | undefined, limit: number): Promise<RolloutRow[]> {
+  async listRollouts(state: RolloutStateName | undefined, limit: number): Promise<RolloutRow[]> {
     const query = this.db.select().from(rollouts);
     return (state ? query.where(eq(rollouts.state, state)) : query).orderBy(asc(rollouts.seq)).limit(limit);
   }

@@ -6,6 +6,7 @@ import {
   SessionTiming,
   type RolloutTrace,
   type SessionResultStatus,
+  type TaskRequest,
   type TrainingFilter,
 } from "../../protocol/rollout.ts";
 import type { Trace, TrajectoryResult } from "../../protocol/trace.ts";
@@ -26,6 +27,8 @@ export const FAILURE_CAUSES = [
   "early_stop",
   "node_restarted",
   "shutdown",
+  /** The assignment names a harness or builder strategy this node does not know: it never ran. */
+  "assignment_refused",
   "internal",
 ] as const;
 export type FailureCause = (typeof FAILURE_CAUSES)[number];
@@ -159,5 +162,21 @@ export function maskedResult(rollout: Rollout, nodeId: string, failure: RolloutF
       ...(invalid ? { evaluation: failure.evaluation ?? null } : { reward: 0 }),
       failure: { cause: failure.failureCause, message: failure.message },
     }),
+  });
+}
+
+/** A masked ERROR for a rollout refused before it started (its assignment names what this node cannot run). */
+export function refusedResult(args: { rolloutId: string; taskId: string; request: TaskRequest; nodeId: string; message: string }): SessionResult {
+  const cause: FailureCause = "assignment_refused";
+  const filter: TrainingFilter = { masked: true, reason: "session_error" };
+  const error = `${cause}: ${args.message}`;
+  return SessionResult.parse({
+    session_id: args.rolloutId,
+    task_id: args.taskId,
+    status: "ERROR",
+    trajectory: { status: "ERROR", traces: [], metadata: { training_filter: filter, failure: { cause, message: args.message, state: "QUEUED" } }, error },
+    node_id: args.nodeId,
+    error,
+    metadata: { ...args.request.metadata, sample_index: 0, reward: 0, failure: { cause, message: args.message } },
   });
 }

@@ -8,7 +8,7 @@ import { SessionResult, TASK_ID_PATTERN, TaskRequest, type TaskResult, type Task
 import type { SubmitOutcome } from "../../lib/rollout-api/port.ts";
 import type { AcceptedTask } from "../../lib/rollout-api/submission.ts";
 import { isUsableResult, taskStatus, type TaskPhase } from "../../lib/rollout-api/task-status.ts";
-import { builderStrategy, harnessKind, type HarnessKind } from "../../protocol/harness-names.ts";
+import { resolveNames, type HarnessKind } from "../../protocol/harness-names.ts";
 import type { Strategy } from "../../protocol/trace.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import type { Pipeline } from "./pipeline.ts";
@@ -76,7 +76,13 @@ export class TaskBook {
       const rollouts = await this.deps.store.rolloutsOf(row.taskId);
       const results = (await this.deps.store.results(row.taskId)).map((r) => SessionResult.parse(r));
       const request = TaskRequest.parse(row.request);
-      const task = { request, harness: harnessKind(request.agent.harness) ?? "mini", strategy: builderStrategy(request.builder.strategy) ?? "per-call" };
+      const names = resolveNames(request.agent.harness, request.builder.strategy);
+      if (!names.ok) {
+        // Stored by a Polar that knew more names: this one cannot run it, and never runs it as another.
+        await this.deps.store.setTaskStatus(row.taskId, "failed", true);
+        continue;
+      }
+      const task = { request, harness: names.harness, strategy: names.strategy };
       // After a restart every rollout has a result (recovery stored the unfinished ones): none is fed again.
       const entry = liveTask(task, rollouts.map((r) => r.id), results, row.status === "cancelling" ? "cancelling" : "running", rollouts.length);
       this.live.set(row.taskId, entry);
@@ -96,7 +102,7 @@ export class TaskBook {
     try {
       await this.deps.store.createTask(
         request.task_id,
-        request as Record<string, unknown>,
+        request,
         ids.map((id, sampleIndex) => ({ id, sampleIndex, priority: request.dispatch_priority })),
       );
     } catch (err) {

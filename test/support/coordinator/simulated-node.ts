@@ -1,6 +1,7 @@
 // Why: the coordinator's tests and its benchmark need many nodes that speak the node protocol
 // exactly — handshake, heartbeats, results kept until acknowledged, cancel, drain, pause — with a
 // simulated pipeline instead of sandboxes, so the coordinator is exercised over real WebSockets.
+import { SessionTiming } from "../../../protocol/rollout.ts";
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator, type ReportedResult } from "../../../protocol/node-link.ts";
 
 export interface SimulatedNodeOptions {
@@ -16,7 +17,7 @@ export interface SimulatedNodeOptions {
   heartbeatMs?: number;
 }
 
-export function defaultResult(a: Assignment, reward = 1, traceTokens = 16): ReportedResult {
+export function defaultResult(a: Pick<Assignment, "rollout_id" | "request">, reward = 1, traceTokens = 16): ReportedResult {
   const ids = Array.from({ length: traceTokens }, (_, i) => 1000 + i);
   return {
     session_id: a.rollout_id,
@@ -28,7 +29,7 @@ export function defaultResult(a: Assignment, reward = 1, traceTokens = 16): Repo
       metadata: {},
       error: null,
     },
-    timing: { init_ms: 1, run_ms: 2, e2e_ms: 3 },
+    timing: SessionTiming.parse({ init_ms: 1, run_ms: 2, e2e_ms: 3 }),
     node_id: null,
     error: null,
     metadata: a.request.metadata,
@@ -54,13 +55,13 @@ export class SimulatedNode {
   constructor(private readonly options: SimulatedNodeOptions) {}
 
   connect(): Promise<void> {
-    const ws = new (WebSocket as any)(`${this.options.url.replace(/^http/, "ws")}/v1/node`, { headers: { authorization: `Bearer ${this.options.token}` } }) as WebSocket;
+    const ws = new WebSocket(`${this.options.url.replace(/^http/, "ws")}/v1/node`, { headers: { authorization: `Bearer ${this.options.token}` } });
     this.ws = ws;
     this.welcomed = new Promise<void>((resolve, reject) => {
       ws.onopen = () => {
         const held = [
-          ...[...this.running].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: "run" })),
-          ...[...this.unacked].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: "finished" })),
+          ...[...this.running].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: "RUN" as const })),
+          ...[...this.unacked].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, state: r.result.status })),
         ];
         const interrupted = [...this.interrupted].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, cause: r.cause }));
         this.interrupted.clear();
