@@ -22,7 +22,7 @@ import type { SchedulingPolicy } from "./scheduling.ts";
 import { openCoordinatorDb } from "./store/db.ts";
 import { CoordinatorRepo } from "./store/repo.ts";
 import { loadCoordinatorCatalog, TaskCatalog } from "./task-catalog.ts";
-import { presentedToken, tokenMatches } from "./tokens.ts";
+import { presentedToken, tokenMatches } from "../lib/tokens.ts";
 import { TrainerHandler } from "./trainer-handler.ts";
 import type { TrainerPeer, TrainerStream } from "./trainer-streams.ts";
 import { drained, inOrder, parseFrame, sendJson, wakeDrainWaiters, type SocketData } from "./ws-peers.ts";

@@ -2,7 +2,8 @@
 // sockets), sandbox runtime and pool, pipeline, task book and Polar's rollout API — built from
 // one validated config; importing this module opens nothing, startNode() does.
 import { dirname, resolve } from "node:path";
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
+import type { RolloutApiAccess } from "../lib/rollout-api/access.ts";
 import { TaskRequest as TaskRequestSchema, type TaskResult } from "../protocol/rollout.ts";
 import { CallbackSender } from "../lib/rollout-api/callbacks.ts";
 import { TaskCatalog } from "../lib/task-catalog.ts";
@@ -53,6 +54,8 @@ export interface NodeParts {
 
 export interface RunningNode {
   url: string;
+  /** Who may call the rollout API (for the startup line). */
+  rolloutAccess: RolloutApiAccess;
   config: NodeConfig;
   runtime: SandboxRuntime;
   pipeline: Pipeline;
@@ -77,6 +80,19 @@ function nodeSandboxPolicy(config: NodeConfig): SandboxPolicy {
     allowHostNetwork: config.sandbox.allow_host_network,
     allowCapAdd: config.sandbox.allow_cap_add,
   });
+}
+
+const ADMIN_REQUIRED = { error: { code: "unauthorized", message: "the admin token is required" } };
+
+/** The rollout API's gate: open (loopback only, checked by the config), or the rollout or admin token; the node token is another role's. */
+function nodeRolloutAccess(config: NodeConfig): RolloutApiAccess {
+  if (config.open_rollout_api) return { open: true };
+  return { open: false, rolloutToken: config.rollout_token!, adminToken: config.admin_token, otherRoles: config.coordinator ? { node: config.coordinator.token } : {} };
+}
+
+/** `metrics_require_admin_token`: /metrics answers 401 without the admin token. */
+function adminOnly(adminToken: string): MiddlewareHandler {
+  return async (c, next) => (isAdminToken(presentedKey(c.req.raw.headers), adminToken) ? next() : c.json(ADMIN_REQUIRED, 401));
 }
 
 export async function startNode(config: NodeConfig, parts: NodeParts = {}): Promise<RunningNode> {
@@ -196,11 +212,14 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     linkStatus: () => (draining ? "draining" : link ? (link.connected ? "connected" : "disconnected") : "standalone"),
   });
   const app = new Hono();
+  const access = nodeRolloutAccess(config);
+  if (config.metrics_require_admin_token) app.use("/metrics", adminOnly(config.admin_token));
   app.route("/", observability.routes);
   app.route(
     "/",
     rolloutRoutes({
       nodeId: config.node_id,
+      access,
       tasks,
       pipeline,
       catalog,
@@ -216,7 +235,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   prune();
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   app.post("/v1/admin/drain", (c) => {
-    if (!isAdminToken(presentedKey(c.req.raw.headers), config.admin_token)) return c.json({ error: { code: "unauthorized", message: "the admin token is required" } }, 401);
+    if (!isAdminToken(presentedKey(c.req.raw.headers), config.admin_token)) return c.json(ADMIN_REQUIRED, 401);
     draining = true;
     return c.json({ draining, live_rollouts: pipeline.liveRollouts().length });
   });
@@ -251,6 +270,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
 
   return {
     url,
+    rolloutAccess: access,
     config,
     runtime,
     pipeline,

@@ -12,6 +12,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { DashboardSnapshot, GroupDetail, RolloutDetail } from "../protocol/admin.ts";
 import { waitFor } from "../coordinator/testing/cluster.ts";
 import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
+import { rolloutFetch } from "./helpers/rollout-fetch.ts";
 
 // The page's globals, inside page.evaluate / waitForFunction callbacks (they run in the browser).
 declare const document: { getElementById(id: string): { textContent: string | null } | null; querySelectorAll(selector: string): { length: number } };
@@ -137,7 +138,7 @@ test.skipIf(missing !== null)(`dashboard in headless chromium against polar demo
   expect((await page.$$("#groups-table tbody tr")).length).toBe(snap.groups.length);
 
   // Live: a task submitted through the rollout API arrives over /events without a reload.
-  const submitted = await fetch(`${url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ task_id: "js-leap-year-century", agent: { harness: "mini" }, num_samples: 1 }) });
+  const submitted = await rolloutFetch(`${url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ task_id: "js-leap-year-century", agent: { harness: "mini" }, num_samples: 1 }) });
   expect(submitted.status).toBe(200);
   await page.waitForFunction((n) => document.getElementById("kpi-results")?.textContent === String(n), snap.results.length + 1, { timeout: 180_000 });
   await waitFor(async () => DashboardSnapshot.parse(await admin("/v1/admin/dashboard")).groups.length === snap.groups.length + 1, "the new group summarised", 30_000);

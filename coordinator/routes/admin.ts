@@ -9,7 +9,7 @@ import { TaskStatsQuery } from "../../protocol/task-stats.ts";
 import type { Coordinator } from "../coordinator.ts";
 import type { CoordinatorDashboard } from "../dashboard-view.ts";
 import { slots } from "../node-states.ts";
-import { tokenMatches, presentedToken } from "../tokens.ts";
+import { tokenMatches, presentedToken } from "../../lib/tokens.ts";
 
 const LIST_LIMIT = 1000;
 

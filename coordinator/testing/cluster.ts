@@ -1,5 +1,5 @@
 // Why: coordinator tests share one setup — a coordinator on port 0 with a fresh SQLite file and
-// the three tokens, simulated nodes and trainer clients attached to it — built here once.
+// the four tokens, simulated nodes and trainer clients attached to it — built here once.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +8,7 @@ import type { CoordinatorConfigInput } from "../config.ts";
 import { startCoordinator, type CoordinatorDeps, type RunningCoordinator } from "../server.ts";
 import { SimulatedNode, type SimulatedNodeOptions } from "./simulated-node.ts";
 
-export const TOKENS = { nodeToken: "node-token-0123456789abcdef", trainerToken: "trainer-token-0123456789abcd", adminToken: "admin-token-0123456789abcdef" };
+export const TOKENS = { nodeToken: "node-token-0123456789abcdef", trainerToken: "trainer-token-0123456789abcd", adminToken: "admin-token-0123456789abcdef", rolloutToken: "rollout-token-0123456789abcd" };
 
 export interface Cluster {
   coordinator: RunningCoordinator;

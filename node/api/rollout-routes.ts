@@ -2,6 +2,7 @@
 // over this node's port: its TaskBook, pipeline metrics and warm pool — plus the node's own
 // task list and health.
 import { Hono } from "hono";
+import { rolloutApiGuard, type RolloutApiAccess } from "../../lib/rollout-api/access.ts";
 import type { RolloutApiPort } from "../../lib/rollout-api/port.ts";
 import type { TaskRequest } from "../../protocol/rollout.ts";
 import { rolloutApiRoutes } from "../../lib/rollout-api/routes.ts";
@@ -13,6 +14,8 @@ import { hostPathRefusal, runtimeRequestRefusals, type SandboxPolicy } from "../
 
 export interface RolloutRouteDeps {
   nodeId: string;
+  /** Who may call the rollout API and /tasks (the rollout or admin token, or open on loopback). */
+  access: RolloutApiAccess;
   tasks: TaskBook;
   pipeline: Pipeline;
   catalog: TaskCatalog;
@@ -65,6 +68,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
   app.route(
     "/",
     rolloutApiRoutes(nodeRolloutPort(deps), {
+      access: deps.access,
       catalog: deps.catalog,
       hostPaths: sandboxHostPaths(deps.sandboxPolicy),
       // network host and cap_add (host paths were checked above, as every source is).
@@ -72,7 +76,7 @@ export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
         runtimeRequestRefusals(request.runtime, deps.sandboxPolicy).map((r) => ({ type: "value_error", loc: ["body", "runtime", ...r.loc], msg: `Value error, ${r.msg}` })),
     }),
   );
-  app.get("/tasks", (c) => c.json({ tasks: deps.catalog.ids().map((id) => ({ task_id: id })) }));
+  app.get("/tasks", rolloutApiGuard(deps.access), (c) => c.json({ tasks: deps.catalog.ids().map((id) => ({ task_id: id })) }));
   app.get("/health", (c) => c.json({ status: "ok", node_id: deps.nodeId, draining: deps.isDraining() }));
   return app;
 }
