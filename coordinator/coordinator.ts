@@ -3,6 +3,7 @@
 // — and exposes each decision as a method, delegating to the part that makes it (dispatch,
 // outcomes, node presence, restore). Every change someone will be told about is written to the
 // store first, through one ordered write chain, and announced on the typed event bus.
+import { PeerIdentities } from "./peer-identities.ts";
 import { EventBus, type ListenerErrorSink } from "../lib/events.ts";
 import { TaskCatalog } from "../lib/task-catalog.ts";
 import { PolarError } from "../protocol/errors.ts";
@@ -46,6 +47,8 @@ export interface CoordinatorOptions {
 }
 
 export class Coordinator {
+  /** Node and trainer ids and the secrets that prove them (peer-identities.ts). */
+  readonly identities: PeerIdentities;
   readonly events: EventBus<CoordinatorEvents>;
   /** Totals for /metrics and the admin stats, counted from `events`. */
   readonly counters: Readonly<CoordinatorCounters>;
@@ -101,6 +104,7 @@ export class Coordinator {
       for (const l of this.groupListeners) this.events.guarded("group.finished", () => l.groupFinished?.(group));
     });
     this.presence = new NodePresence(this.core, this.outcomes);
+    this.identities = new PeerIdentities(repo, (write) => this.persist(write));
     this.acks = new GroupCommit((write) => this.persist(write), (batch) => repo.ack(batch, this.now()));
   }
 
@@ -177,8 +181,8 @@ export class Coordinator {
   // ---- nodes ------------------------------------------------------------------------------------
 
   /** A node's handshake: null when it must be refused (it was sent an error frame). */
-  nodeHello(peer: NodePeer, hello: NodeHello): NodeState | null {
-    return this.presence.hello(peer, hello);
+  nodeHello(peer: NodePeer, hello: NodeHello, issuedSecret?: string): NodeState | null {
+    return this.presence.hello(peer, hello, issuedSecret);
   }
 
   /** Any frame from the node. */

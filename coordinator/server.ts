@@ -114,15 +114,15 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
   });
 
   function onNodeFrame(ws: ServerWebSocket<SocketData>, raw: string | Buffer): void {
-    const attached = ws.data.attached as NodeState | null;
+    const attached = ws.data.attached as { node: NodeState; peer: NodePeer } | null;
     const message = parseFrame(ws, raw, attached ? NodeToCoordinator : NodeHello, config.maxBadFrames);
     if (!message) return;
     inOrder(ws, async () => {
-      if (attached) return nodes.message(attached, message);
+      if (attached) return nodes.message(attached.node, attached.peer, message);
       const peer = nodePeer(ws);
-      const node = nodes.hello(peer, message as NodeHello);
-      if (!node) return void ws.close(1002, "protocol version mismatch");
-      ws.data.attached = node;
+      const node = await nodes.hello(peer, message as NodeHello);
+      if (!node) return void (ws.readyState === 1 && ws.close(1002, "protocol version mismatch"));
+      ws.data.attached = { node, peer };
       ws.data.onClose = () => nodes.closed(node, peer);
     });
   }

@@ -8,6 +8,7 @@ import type { EventBus } from "../lib/events.ts";
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator } from "../protocol/node-link.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
 import { TRANSCRIPT_KEY } from "../lib/transcript.ts";
+import type { CoordinatorIdentity } from "./coordinator-identity.ts";
 import type { NodeEvents } from "./events.ts";
 import type { AssignmentsRepo, OwedAssignment } from "./store/assignments-repo.ts";
 
@@ -23,6 +24,8 @@ export interface CoordinatorLinkOptions {
   reconnectMaxMs?: number;
   /** Link events (connected, assignments, results, acknowledgements, interruptions, pause). */
   events?: EventBus<NodeEvents>;
+  /** Where the secret the coordinator issued this node id is kept (node/coordinator-identity.ts). */
+  identity?: CoordinatorIdentity;
 }
 
 /** What the link needs from the rest of the node. */
@@ -130,7 +133,13 @@ export class CoordinatorLink {
       engines: this.options.engines,
       held,
       interrupted,
+      ...this.secret(),
     });
+  }
+
+  private secret(): { node_secret?: string } {
+    const secret = this.options.identity?.load();
+    return secret ? { node_secret: secret } : {};
   }
 
   private async onFrame(text: string): Promise<void> {
@@ -139,6 +148,8 @@ export class CoordinatorLink {
     const message = parsed.data;
     switch (message.type) {
       case "welcome":
+        // Issued at this node id's first registration: kept before anything else, for every later hello.
+        if (message.node_secret) this.options.identity?.save(message.node_secret);
         this.connected = true;
         this.delay = this.options.reconnectMinMs ?? 500;
         this.startHeartbeat(message.heartbeat_ms);

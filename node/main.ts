@@ -244,6 +244,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   if (config.coordinator) {
     link = joinCoordinator({
       coordinator: config.coordinator,
+      dbPath: config.db,
       nodeId: config.node_id,
       workers: config.workers,
       engines: config.engine.urls,

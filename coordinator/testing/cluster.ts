@@ -32,6 +32,7 @@ export async function startCluster(config: Partial<CoordinatorConfigInput> = {},
   const withLogs: CoordinatorDeps = { logSink: (line) => void logs.push(JSON.parse(line) as Record<string, unknown>), ...deps };
   let coordinator = await startCoordinator(base, withLogs);
   const nodes: SimulatedNode[] = [];
+  const nodeSecrets = new Map<string, string>();
   const trainers: TrainerClient[] = [];
   const cluster: Cluster = {
     coordinator,
@@ -39,7 +40,7 @@ export async function startCluster(config: Partial<CoordinatorConfigInput> = {},
     db,
     logs,
     async node(id, options = {}) {
-      const node = new SimulatedNode({ url: cluster.coordinator.url, token: TOKENS.nodeToken, nodeId: id, heartbeatMs: 100, ...options });
+      const node = new SimulatedNode({ url: cluster.coordinator.url, token: TOKENS.nodeToken, nodeId: id, heartbeatMs: 100, secrets: nodeSecrets, ...options });
       nodes.push(node);
       await node.connect();
       return node;
