@@ -6,15 +6,7 @@ import { LINK_PROTOCOL_VERSION, type NodeHello, type NodeToCoordinator } from ".
 import type { Coordinator } from "./coordinator.ts";
 import type { NodePeer, NodeState } from "./node-states.ts";
 import type { PauseBook } from "./pauses.ts";
-import { IDENTITY_CLOSE, type PeerKind } from "./peer-identities.ts";
-
-/** Tells a refused peer why (an error frame, then the close code) and records it. */
-export function refusePeer(c: Coordinator, peer: { send(m: never): unknown; close(code: number, reason: string): void }, kind: PeerKind, id: string, refusal: { code: number; reason: string }): void {
-  peer.send(wsErrorFrame(new PolarError(refusal.code === IDENTITY_CLOSE.unproven ? "unauthorized" : "conflict", refusal.reason)) as never);
-  // A close reason is at most 123 bytes; the frame above carries the whole of it.
-  peer.close(refusal.code, refusal.reason.slice(0, 100));
-  c.events.emit("peer.refused", { kind, id, reason: refusal.reason, at: Date.now() });
-}
+import { refusePeer } from "./peer-identities.ts";
 
 export class NodeHandler {
   constructor(

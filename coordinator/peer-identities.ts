@@ -6,6 +6,8 @@
 // for one id cannot both be issued a secret.
 import { createHash, randomBytes } from "node:crypto";
 import { tokenMatches } from "../lib/tokens.ts";
+import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
+import type { Coordinator } from "./coordinator.ts";
 
 export type PeerKind = "node" | "trainer";
 
@@ -63,4 +65,12 @@ export class PeerIdentities {
     if (had) await this.persist(() => this.store.deleteMeta(keyOf(kind, id)));
     return had;
   }
+}
+
+/** Tells a refused peer why (an error frame, then the close code) and records it. */
+export function refusePeer(c: Coordinator, peer: { send(m: never): unknown; close(code: number, reason: string): void }, kind: PeerKind, id: string, refusal: { code: number; reason: string }): void {
+  peer.send(wsErrorFrame(new PolarError(refusal.code === IDENTITY_CLOSE.unproven ? "unauthorized" : "conflict", refusal.reason)) as never);
+  // A close reason is at most 123 bytes; the frame above carries the whole of it.
+  peer.close(refusal.code, refusal.reason.slice(0, 100));
+  c.events.emit("peer.refused", { kind, id, reason: refusal.reason, at: Date.now() });
 }

@@ -136,7 +136,7 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
       if (message.type !== "hello") return void sendJson(ws, wsErrorFrame(new PolarError("bad_request", "send hello first")));
       const peer = trainerPeer(ws);
       const stream = await trainers.hello(peer, message);
-      if (!stream) return void ws.close(1002, "protocol version mismatch");
+      if (!stream) return void (ws.readyState === 1 && ws.close(1002, "protocol version mismatch"));
       ws.data.attached = stream;
       ws.data.onClose = () => trainers.closed(stream, peer);
     });

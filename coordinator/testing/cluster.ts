@@ -33,6 +33,7 @@ export async function startCluster(config: Partial<CoordinatorConfigInput> = {},
   let coordinator = await startCoordinator(base, withLogs);
   const nodes: SimulatedNode[] = [];
   const nodeSecrets = new Map<string, string>();
+  const trainerSecrets = new Map<string, string>();
   const trainers: TrainerClient[] = [];
   const cluster: Cluster = {
     coordinator,
@@ -46,7 +47,7 @@ export async function startCluster(config: Partial<CoordinatorConfigInput> = {},
       return node;
     },
     async trainer(id, options = {}) {
-      const client = new TrainerClient({ url: cluster.coordinator.url, token: TOKENS.trainerToken, trainerId: id, reconnectDelayMs: 50, ...options });
+      const client = new TrainerClient({ url: cluster.coordinator.url, token: TOKENS.trainerToken, trainerId: id, reconnectDelayMs: 50, secret: trainerSecrets.get(id), onSecret: (s) => void trainerSecrets.set(id, s), ...options });
       trainers.push(client);
       await client.ready();
       return client;
