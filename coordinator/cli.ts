@@ -26,6 +26,7 @@ const FLAGS: FlagSpecs = {
   "max-attempts": { type: "string", help: "assignments of one rollout before it fails", default: String(DEFAULTS.maxAttempts) },
   "max-staleness": { type: "string", help: "policy versions a rollout may lag behind (unset: no limit)" },
   "stale-action": { type: "string", help: `what happens to a too-stale rollout: ${STALE_ACTIONS.join(" | ")}`, default: DEFAULTS.staleAction },
+  "max-policy-step": { type: "string", help: "how far one move may take the policy version", default: String(DEFAULTS.maxPolicyStep) },
   "retention-ms": { type: "string", help: "how long acknowledged results are kept", default: String(DEFAULTS.retentionMs) },
   "pass-rate-half-life": { type: "string", help: "half-life, in completed groups of a task, of its pass-rate estimate", default: String(DEFAULTS.passRateHalfLifeGroups) },
 };
@@ -58,6 +59,7 @@ export async function runCoordinatorCli(argv: string[]): Promise<void> {
     maxAttempts: intFlag(flags, "max-attempts"),
     maxStaleness: intFlag(flags, "max-staleness"),
     staleAction: oneOf(flags, "stale-action", STALE_ACTIONS),
+    maxPolicyStep: intFlag(flags, "max-policy-step"),
     retentionMs: intFlag(flags, "retention-ms"),
     passRateHalfLifeGroups: numberFlag(flags, "pass-rate-half-life"),
   });

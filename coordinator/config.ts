@@ -33,6 +33,8 @@ export const CoordinatorConfig = z
     /** Policy versions a rollout may lag behind before it is cancelled (and requeued) or flagged; unset = no limit. */
     maxStaleness: z.number().int().nonnegative().optional(),
     staleAction: z.enum(STALE_ACTIONS).default("flag"),
+    /** How far one move may take the policy version (a trainer's `policy`/`resume`, the admin resume): a bad or hostile value cannot lock the others out. */
+    maxPolicyStep: z.number().int().positive().default(1000),
     /** Acknowledged results are kept this long, then pruned. */
     retentionMs: z.number().int().nonnegative().default(24 * 3600_000),
     pruneEveryMs: z.number().int().positive().default(60_000),

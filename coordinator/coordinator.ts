@@ -227,9 +227,12 @@ export class Coordinator {
 
   // ---- policy versions and pause ---------------------------------------------------------------
 
-  /** Moves the policy version forward (never back: a conflict); stale rollouts follow `staleAction`. */
+  /** Moves the policy version forward (never back: a conflict; at most `maxPolicyStep` at once); stale rollouts follow `staleAction`. */
   async advancePolicyVersion(version: number): Promise<void> {
+    if (!Number.isSafeInteger(version) || version < 0) throw new PolarError("bad_request", `policy version ${version} is not a non-negative safe integer`);
     if (version < this.version) throw new PolarError("conflict", `policy version ${version} is older than the current ${this.version}`);
+    const step = this.config.maxPolicyStep;
+    if (version - this.version > step) throw new PolarError("bad_request", `policy version ${version} is more than max_policy_step (${step}) ahead of the current ${this.version}`);
     if (version === this.version) return;
     const from = this.version;
     this.version = version;
