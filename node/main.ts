@@ -36,6 +36,7 @@ import { sandboxPolicy, type SandboxPolicy } from "./runtime/sandbox-policy.ts";
 import type { Mount, SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
+import { describeStoreError, StoreHealth } from "./store/store-health.ts";
 
 /** How long stop() waits for callbacks still being delivered. */
 const CALLBACK_GRACE_MS = 5_000;
@@ -100,6 +101,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   const limits = { pids: config.sandbox.pids_limit, diskMb: config.sandbox.disk_mb };
   const store = await openNodeStore(config.db);
   const repo = new RolloutsRepo(store.db);
+  const storeHealth = new StoreHealth(config.db);
   const backend = createBackend(config.engine.backend, {
     urls: config.engine.urls,
     ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}),
@@ -176,10 +178,11 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       runner: parts.runner ?? sandboxHarnessRunner({ defaultModel: config.engine.model }),
       evaluator: parts.evaluator ?? taskEvaluator(pool, (id) => catalog.get(id)),
       ...(evaluability ? { evaluability } : {}),
+      storeHealth,
       onResult: (result, rollout) => {
         evaluationStats.record(result);
         announceResult(events, result);
-        void tasks?.onResult(result);
+        void tasks?.onResult(result).catch((err) => console.error(JSON.stringify({ level: "error", event: "task_result_failed", task_id: result.task_id, session_id: result.session_id, error: describeStoreError(err) })));
         link?.onResult(result, rollout.id);
       },
     },
@@ -187,6 +190,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   announceTransitions(pipeline.transitions, events);
   tasks = new TaskBook({
     store: repo,
+    storeHealth,
     pipeline,
     onTaskDone: (result, request) => {
       events.emit("task.finished", { task_id: result.task_id, status: result.status, completed_sessions: result.results.length, at: Date.now() });
@@ -226,6 +230,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       sandboxPolicy: policy,
       warm: () => pool.warm(),
       isDraining: () => draining,
+      storeFailure: () => storeHealth.failing,
       ...(evaluability ? { evaluable: async (request: TaskRequestSchema) => (await evaluability.check(request, AbortSignal.timeout(120_000)))?.message ?? null } : {}),
       evaluationErrors: () => evaluationStats.snapshot(),
     }),
@@ -295,6 +300,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       await server.stop(true);
       await pool.close();
       gateway.close();
+      storeHealth.stop();
       store.close();
     },
   };
