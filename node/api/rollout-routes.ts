@@ -4,6 +4,7 @@
 import { Hono } from "hono";
 import { rolloutApiGuard, type RolloutApiAccess } from "../../lib/rollout-api/access.ts";
 import type { RolloutApiPort } from "../../lib/rollout-api/port.ts";
+import type { NodeHealth } from "../../protocol/admin.ts";
 import type { TaskRequest } from "../../protocol/rollout.ts";
 import { rolloutApiRoutes } from "../../lib/rollout-api/routes.ts";
 import type { TaskCatalog } from "../../lib/task-catalog.ts";
@@ -87,8 +88,8 @@ export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
   // 503 while the store cannot write, so a balancer or supervisor sees it; it answers 200 again once writes can succeed.
   app.get("/health", (c) => {
     const failing = deps.storeFailure();
-    if (!failing) return c.json({ status: "ok", node_id: deps.nodeId, draining: deps.isDraining(), store: { writable: true } });
-    return c.json({ status: "unhealthy", node_id: deps.nodeId, draining: true, store: { writable: false, error: failing.description, since: failing.at } }, 503);
+    if (!failing) return c.json({ status: "ok", node_id: deps.nodeId, draining: deps.isDraining(), store: { writable: true } } satisfies NodeHealth);
+    return c.json({ status: "unhealthy", node_id: deps.nodeId, draining: true, store: { writable: false, error: failing.description, since: failing.at } } satisfies NodeHealth, 503);
   });
   return app;
 }
