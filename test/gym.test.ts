@@ -17,7 +17,6 @@ import { GYM_BODY_LIMITS, startGymAgent, type RunningGymAgent } from "../node/gy
 import { startMockEngine, type RunningMockEngine } from "../node/mock-engine/index.ts";
 import { consumeAsNemoRl, NemoRlRejected } from "./helpers/nemo-rl-consumer.ts";
 import { gymRow, strippedForAggregation, userMessage } from "./helpers/gym-rows.ts";
-import { rolloutFetch } from "./helpers/rollout-fetch.ts";
 
 const ADMIN_TOKEN = "gym-e2e-admin-token-0123456789";
 const SOLVABLE = "py-csv-trailing-empty-field";
@@ -288,7 +287,7 @@ test("a Gym client that goes away cancels its rollout", async () => {
   const [runTaskId] = agent.catalog.heldIds();
   gone.abort();
   expect(await answer).toBe("gone");
-  const taskStatus = async () => ((await (await rolloutFetch(`${agent.node.url}/rollout/task/${runTaskId}`)).json()) as { status: string }).status;
+  const taskStatus = async () => ((await (await fetch(`${agent.node.url}/rollout/task/${runTaskId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { status: string }).status;
   for (let i = 0; (await taskStatus()) !== "cancelled"; i++) {
     if (i > 600) throw new Error("the rollout was not cancelled");
     await Bun.sleep(100);

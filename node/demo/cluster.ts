@@ -101,7 +101,8 @@ export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
     }
     log(`coordinator ${url} · nodes ${nodeIds.join(", ")} (process runtime) · mock engine ${engine.url} (task-solving policy, success 0.5) · logs and databases in ${o.dir}`);
     log(`dashboard ${url}/`);
-    log(`admin token ${tokens.admin} · rollout token ${tokens.rollout} (POST /rollout/task/submit with Authorization: Bearer)`);
+    log(`admin token ${tokens.admin}`);
+    log(`rollout token ${tokens.rollout} (the rollout API, /rollout/*: Authorization: Bearer <token>)`);
 
     // Progress from the coordinator's own feed.
     const groups = new Map<string, DemoGroup>();
