@@ -119,7 +119,13 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     topP: config.sampling.top_p,
   });
   const events = newNodeEvents();
-  const gateway = createGatewayApp({ config: gatewayConfig, store, backend, onCall: (call) => events.emit("gateway.call", { ...call, at: Date.now() }) });
+  const gateway = createGatewayApp({
+    config: gatewayConfig,
+    store,
+    backend,
+    onCall: (call) => events.emit("gateway.call", { ...call, at: Date.now() }),
+    onCallNotStored: (err, sessionId) => void storeHealth.failed(err, "recording an LLM call", { gateway_session_id: sessionId }),
+  });
 
   const runtime = parts.runtime ?? (await openRuntime(config.runtime, { policy, limits }));
   const recovery = await recoverUnfinished(repo, config.node_id, () => runtime.removeLeftovers(config.node_id));

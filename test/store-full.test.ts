@@ -137,4 +137,43 @@ describeFull("a running node whose store's disk fills up", () => {
     expect(reread.results).toEqual(before);
     expect((await fetch(`${stack.node.url}/health`)).status).toBe(200);
   }, T);
+
+  test("an LLM call the store could not record fails its rollout as the store's, though the harness exits 0 once space is back", async () => {
+    const url = stack.node.url;
+    // The harness waits, sends the gateway one call whose record needs more room than is left,
+    // then waits again — until space is back, so its own result can be stored.
+    const script = [
+      "until [ -e /gate/call ]; do sleep 0.05; done",
+      `printf '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"%s"}]}' "$(head -c ${PAYLOAD_BYTES / 4} /dev/zero | tr '\\0' q)" > /tmp/body.json`,
+      'curl -s -o /dev/null -w "%{http_code}" -H "authorization: Bearer $OPENAI_API_KEY" -H "content-type: application/json" --data-binary @/tmp/body.json "$OPENAI_BASE_URL/chat/completions"',
+      "until [ -e /gate/finish ]; do sleep 0.05; done",
+    ].join("; ");
+    const seen = logged.length;
+    const failures = () => logged.slice(seen).filter((l) => l.includes("store.write_failed")).map((l) => JSON.parse(l) as { what: string; code: string });
+    expect((await submit(url, commandTask("calling", script))).status).toBe(200);
+    const running = async () => stack.node.pipeline.liveRollouts().some((r) => r.taskId === "calling" && r.state === "RUN");
+    for (let i = 0; !(await running()); i++) {
+      if (i > 1200) throw new Error("the calling rollout never reached RUN");
+      await Bun.sleep(50);
+    }
+    fill(filler);
+    writeFileSync(join(gate, "call"), "");
+    for (let i = 0; failures().length === 0; i++) {
+      if (i > 1200) throw new Error("the call's record never failed");
+      await Bun.sleep(50);
+    }
+    expect(failures()[0]).toMatchObject({ what: "recording an LLM call", code: "SQLITE_FULL" });
+    rmSync(filler);
+    for (let i = 0; (await fetch(`${url}/health`)).status !== 200; i++) {
+      if (i > 300) throw new Error("the node never reported healthy again");
+      await Bun.sleep(50);
+    }
+    writeFileSync(join(gate, "finish"), "");
+    const result = (await pollTask(url, "calling")).results[0]!;
+    // Its result was stored (the disk had room again), and it is the store's failure, masked.
+    expect(failures()).toHaveLength(1);
+    expect(result.status).toBe("ERROR");
+    expect((result.trajectory.metadata.failure as { cause: string }).cause).toBe("store");
+    expect(result.error).toBe("store: the node's store refused a write while this rollout ran: SQLITE_FULL: database or disk is full (recording an LLM call)");
+  }, T);
 });

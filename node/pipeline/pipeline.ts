@@ -167,6 +167,10 @@ export class Pipeline {
 
   /** Frees what the rollout holds, stores its result, moves it to its terminal state, reports it. */
   private async finish(r: Rollout, scored: ScoredOutcome | undefined, failure: RolloutFailure | undefined): Promise<void> {
+    // A write of the node's store failed while this rollout ran (one of its LLM calls may not be
+    // recorded): what it produced cannot be trusted as recorded, so it is the infrastructure's failure.
+    const storeFailed = !failure && r.marks.init !== undefined ? this.deps.storeHealth?.failedSince(r.marks.init) : null;
+    if (storeFailed) failure = new RolloutFailure("store", `the node's store refused a write while this rollout ran: ${storeFailed.description}`);
     const partial =
       failure && r.session && !["cancelled", "early_stop", "shutdown"].includes(failure.failureCause)
         ? (r.trajectory ?? (await within(this.deps.gateway.trajectory(r.session.id, r.strategy), CLEANUP_LIMIT_MS)) ?? null)

@@ -32,6 +32,8 @@ export function describeStoreError(err: unknown): { code: string; message: strin
 
 export class StoreHealth {
   private failure: StoreFailure | null = null;
+  /** The last failure and when (performance.now()), kept after recovery: a rollout that ran across it is not trusted. */
+  private last: { failure: StoreFailure; t: number } | null = null;
   private probe: ReturnType<typeof setInterval> | null = null;
   private readonly recoveredListeners: (() => void)[] = [];
 
@@ -52,11 +54,17 @@ export class StoreHealth {
     const failure = { code, description: `${code}: ${message} (${what})`, at: new Date().toISOString() };
     if (!this.failure) this.log({ level: "error", event: "store.write_failed", code, message, what, ...ids });
     this.failure = failure;
+    this.last = { failure, t: performance.now() };
     if (!this.probe && this.db !== ":memory:") {
       this.probe = setInterval(() => this.hasRoom() && this.recovered("room on the store's file system again"), RECOVERY_PROBE_MS);
       this.probe.unref?.();
     }
     return failure;
+  }
+
+  /** The last failure if it happened at or after `t` (performance.now()), else null. */
+  failedSince(t: number): StoreFailure | null {
+    return this.last && this.last.t >= t ? this.last.failure : null;
   }
 
   /** Runs whenever writes can succeed again (to store what could not be stored meanwhile). */
