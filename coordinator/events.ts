@@ -97,6 +97,8 @@ export interface CoordinatorEvents {
     released: number;
     at: number;
   };
+  /** A node's or trainer's hello was refused: its identity was not proven, or its id is connected already. */
+  "peer.refused": { kind: "node" | "trainer"; id: string; reason: string; at: number };
   /** A node's grace ran out: its rollouts move on. */
   "node.lost": { node_id: string; rollout_ids: string[]; at: number };
   "node.heartbeat": { node_id: string; load: StageLoad; images_warm: string[]; /** Ready sandboxes per image. */ warm_sandboxes: Record<string, number>; gateway: GatewayLatency | null; assigned: number; slots: number; at: number };

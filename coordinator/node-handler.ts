@@ -2,10 +2,11 @@
 // progress, results (acknowledged only once stored), pause answers — and with the node's
 // disconnection or silence; every decision is a Coordinator method.
 import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
-import type { NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
+import { LINK_PROTOCOL_VERSION, type NodeHello, type NodeToCoordinator } from "../protocol/node-link.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { NodePeer, NodeState } from "./node-states.ts";
 import type { PauseBook } from "./pauses.ts";
+import { refusePeer } from "./peer-identities.ts";
 
 export class NodeHandler {
   constructor(
@@ -14,13 +15,23 @@ export class NodeHandler {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The handshake: registers (or resumes) the node; returns null when it must be refused. */
-  hello(peer: NodePeer, hello: NodeHello): NodeState | null {
-    return this.coordinator.nodeHello(peer, hello);
+  /**
+   * The handshake: the node proves its id (the secret issued at its first registration) and no
+   * other connection holds it; then it is registered (or resumed). Null when it was refused.
+   */
+  async hello(peer: NodePeer, hello: NodeHello): Promise<NodeState | null> {
+    const c = this.coordinator;
+    if (hello.protocol_version !== LINK_PROTOCOL_VERSION) return c.nodeHello(peer, hello);
+    const admitted = await c.identities.admit("node", hello.node_id, hello.node_secret, () => Boolean(c.nodes.get(hello.node_id)?.peer), (issued) => c.nodeHello(peer, hello, issued));
+    if (admitted.ok) return admitted.value;
+    refusePeer(c, peer, "node", hello.node_id, admitted);
+    return null;
   }
 
-  async message(node: NodeState, message: NodeToCoordinator): Promise<void> {
+  /** A frame of `peer`'s connection: only the node's current connection is heard (results included). */
+  async message(node: NodeState, peer: NodePeer, message: NodeToCoordinator): Promise<void> {
     const c = this.coordinator;
+    if (node.peer !== peer) return;
     c.nodeHeard(node);
     switch (message.type) {
       case "hello":

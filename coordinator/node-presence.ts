@@ -16,8 +16,8 @@ export class NodePresence {
     private readonly outcomes: Outcomes,
   ) {}
 
-  /** The handshake: registers (or resumes) the node; null when it must be refused. */
-  hello(peer: NodePeer, hello: NodeHello): NodeState | null {
+  /** The handshake of an admitted node (coordinator/peer-identities.ts): registers or resumes it; null when it must be refused. */
+  hello(peer: NodePeer, hello: NodeHello, issuedSecret?: string): NodeState | null {
     const c = this.core;
     if (hello.protocol_version !== LINK_PROTOCOL_VERSION) {
       peer.send(wsErrorFrame(new PolarError("bad_request", `coordinator speaks node protocol ${LINK_PROTOCOL_VERSION}, node sent ${hello.protocol_version}`)));
@@ -25,10 +25,9 @@ export class NodePresence {
     }
     let node = c.nodes.get(hello.node_id);
     const reconnect = node !== undefined;
-    if (node?.peer && node.peer !== peer) node.peer.close(4001, "replaced by a new connection of the same node");
     c.nodes.recordHello(node ?? (node = c.nodes.add(hello.node_id, { to: "connected", peer, cause: "hello" })), hello);
     if (reconnect) c.nodes.move(node, { to: "connected", peer, cause: "hello" });
-    peer.send({ type: "welcome", protocol_version: LINK_PROTOCOL_VERSION, node_id: node.id, heartbeat_ms: c.config.heartbeatMs, policy_version: c.policyVersion() });
+    peer.send({ type: "welcome", protocol_version: LINK_PROTOCOL_VERSION, node_id: node.id, heartbeat_ms: c.config.heartbeatMs, policy_version: c.policyVersion(), ...(issuedSecret && { node_secret: issuedSecret }) });
 
     // What both agree on stays; what the node runs that is no longer its own is cancelled there.
     const kept = new Set<string>();

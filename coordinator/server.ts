@@ -22,7 +22,7 @@ import type { SchedulingPolicy } from "./scheduling.ts";
 import { openCoordinatorDb } from "./store/db.ts";
 import { CoordinatorRepo } from "./store/repo.ts";
 import { loadCoordinatorCatalog, TaskCatalog } from "./task-catalog.ts";
-import { presentedToken, tokenMatches } from "./tokens.ts";
+import { presentedToken, tokenMatches } from "../lib/tokens.ts";
 import { TrainerHandler } from "./trainer-handler.ts";
 import type { TrainerPeer, TrainerStream } from "./trainer-streams.ts";
 import { drained, inOrder, parseFrame, sendJson, wakeDrainWaiters, type SocketData } from "./ws-peers.ts";
@@ -114,15 +114,15 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
   });
 
   function onNodeFrame(ws: ServerWebSocket<SocketData>, raw: string | Buffer): void {
-    const attached = ws.data.attached as NodeState | null;
+    const attached = ws.data.attached as { node: NodeState; peer: NodePeer } | null;
     const message = parseFrame(ws, raw, attached ? NodeToCoordinator : NodeHello, config.maxBadFrames);
     if (!message) return;
     inOrder(ws, async () => {
-      if (attached) return nodes.message(attached, message);
+      if (attached) return nodes.message(attached.node, attached.peer, message);
       const peer = nodePeer(ws);
-      const node = nodes.hello(peer, message as NodeHello);
-      if (!node) return void ws.close(1002, "protocol version mismatch");
-      ws.data.attached = node;
+      const node = await nodes.hello(peer, message as NodeHello);
+      if (!node) return void (ws.readyState === 1 && ws.close(1002, "protocol version mismatch"));
+      ws.data.attached = { node, peer };
       ws.data.onClose = () => nodes.closed(node, peer);
     });
   }
@@ -136,7 +136,7 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
       if (message.type !== "hello") return void sendJson(ws, wsErrorFrame(new PolarError("bad_request", "send hello first")));
       const peer = trainerPeer(ws);
       const stream = await trainers.hello(peer, message);
-      if (!stream) return void ws.close(1002, "protocol version mismatch");
+      if (!stream) return void (ws.readyState === 1 && ws.close(1002, "protocol version mismatch"));
       ws.data.attached = stream;
       ws.data.onClose = () => trainers.closed(stream, peer);
     });

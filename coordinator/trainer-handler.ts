@@ -8,6 +8,7 @@ import type { Coordinator } from "./coordinator.ts";
 import { rewardStd } from "./dynamic-sampling.ts";
 import { requestForGroup, type AdvantageMode, type GroupSampling } from "./groups.ts";
 import type { PauseBook } from "./pauses.ts";
+import { refusePeer } from "./peer-identities.ts";
 import { groupAdvantages, streamedFromRow } from "./results.ts";
 import type { TaskCatalog } from "./task-catalog.ts";
 import { newTrainerStream, pendingCount, takePending, type TrainerPeer, type TrainerStream } from "./trainer-streams.ts";
@@ -42,13 +43,22 @@ export class TrainerHandler {
       peer.send(wsErrorFrame(new PolarError("bad_request", `coordinator speaks trainer protocol ${TRAINER_PROTOCOL_VERSION}, trainer sent ${message.protocol_version}`)));
       return null;
     }
-    let stream = this.trainers.get(message.trainer_id);
-    if (!stream) this.trainers.set(message.trainer_id, (stream = newTrainerStream(message.trainer_id)));
-    if (stream.peer && stream.peer !== peer) stream.peer.close(4001, "replaced by a new connection of the same trainer");
-    Object.assign(stream, { peer, credits: 0, pending: [], pendingHead: 0, inFlight: new Set(), queued: new Set() });
+    // The trainer proves its id (the secret issued at its first hello) and no other connection holds it.
+    const id = message.trainer_id;
+    const admitted = await c.identities.admit("trainer", id, message.trainer_secret, () => Boolean(this.trainers.get(id)?.peer), (issued) => {
+      let stream = this.trainers.get(id);
+      if (!stream) this.trainers.set(id, (stream = newTrainerStream(id)));
+      Object.assign(stream, { peer, credits: 0, pending: [], pendingHead: 0, inFlight: new Set(), queued: new Set() });
+      return { stream, issued };
+    });
+    if (!admitted.ok) {
+      refusePeer(c, peer, "trainer", id, admitted);
+      return null;
+    }
+    const { stream, issued } = admitted.value;
     const unacked = await c.repo.unackedIds(stream.id);
     for (const id of unacked) this.enqueue(stream, id);
-    peer.send({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: stream.id, policy_version: c.policyVersion, unacked: unacked.length });
+    peer.send({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: stream.id, policy_version: c.policyVersion, unacked: unacked.length, ...(issued && { trainer_secret: issued }) });
     for (const groupId of await c.repo.finishedGroupsWithUnacked(stream.id)) await this.sendGroup(stream, groupId);
     return stream;
   }

@@ -9,6 +9,7 @@ import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRol
 import type { SessionResult } from "../protocol/rollout.ts";
 import type { Transcript } from "../lib/transcript.ts";
 import { reportedResult } from "./assignment-ids.ts";
+import type { CoordinatorIdentity } from "./coordinator-identity.ts";
 import type { NodeEvents } from "./events.ts";
 import type { AssignmentRow, AssignmentsRepo } from "./store/assignments-repo.ts";
 
@@ -24,6 +25,8 @@ export interface CoordinatorLinkOptions {
   reconnectMaxMs?: number;
   /** Link events (connected, assignments, results, acknowledgements, interruptions, pause). */
   events?: EventBus<NodeEvents>;
+  /** Where the secret the coordinator issued this node id is kept (node/coordinator-identity.ts). */
+  identity?: CoordinatorIdentity;
 }
 
 /** What the link needs from the rest of the node. */
@@ -131,7 +134,13 @@ export class CoordinatorLink {
       engines: this.options.engines,
       held,
       interrupted,
+      ...this.secret(),
     });
+  }
+
+  private secret(): { node_secret?: string } {
+    const secret = this.options.identity?.load();
+    return secret ? { node_secret: secret } : {};
   }
 
   private async onFrame(text: string): Promise<void> {
@@ -140,6 +149,8 @@ export class CoordinatorLink {
     const message = parsed.data;
     switch (message.type) {
       case "welcome":
+        // Issued at this node id's first registration: kept before anything else, for every later hello.
+        if (message.node_secret) this.options.identity?.save(message.node_secret);
         this.connected = true;
         this.delay = this.options.reconnectMinMs ?? 500;
         this.startHeartbeat(message.heartbeat_ms);

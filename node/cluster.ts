@@ -5,6 +5,7 @@ import { TaskRequest } from "../protocol/rollout.ts";
 import { requestOverTask, type TaskCatalog } from "../lib/task-catalog.ts";
 import { CoordinatorLink } from "./agent.ts";
 import { localIds } from "./assignment-ids.ts";
+import { coordinatorIdentity } from "./coordinator-identity.ts";
 import type { NodeEvents } from "./events.ts";
 import type { PolicyGate } from "./gateway/policy-gate.ts";
 import { existsSync } from "node:fs";
@@ -25,6 +26,8 @@ import pkg from "../package.json" with { type: "json" };
 
 export interface ClusterDeps {
   coordinator: { url: string; token: string };
+  /** The node's store file: its coordinator identity is kept beside it. */
+  dbPath: string;
   nodeId: string;
   workers: { init: number; run: number; postrun: number };
   engines: string[];
@@ -53,6 +56,7 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       harnesses: ["mini", "command", ...PINNED_CLIS.filter((cli) => existsSync(pinnedBinary(cli)))],
       engines: deps.engines,
       ...(deps.events && { events: deps.events }),
+      identity: coordinatorIdentity(deps.dbPath, deps.coordinator.url, deps.nodeId),
     },
     {
       assignments,

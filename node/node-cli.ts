@@ -7,8 +7,9 @@ import { GatewayConfig } from "./gateway/config.ts";
 import { envLayer, mergeLayers, NodeConfig, parseNodeConfig, readConfigFile } from "./node-config.ts";
 import { startNode } from "./main.ts";
 import { runtimeHelp } from "./runtime/registry.ts";
+import { describeRolloutAccess } from "../lib/rollout-api/access.ts";
 
-const DEFAULTS = NodeConfig.parse({ admin_token: "-".repeat(16) });
+const DEFAULTS = NodeConfig.parse({ admin_token: "-".repeat(16), open_rollout_api: true });
 /** The gateway's and backend's own defaults, which apply to what the node's settings leave out. */
 const GATEWAY_DEFAULTS = GatewayConfig.parse({ adminToken: "-".repeat(16) });
 const BACKEND_DEFAULTS = BackendOptions.parse({ urls: DEFAULTS.engine.urls });
@@ -20,6 +21,9 @@ const FLAGS: FlagSpecs = {
   port: { type: "string", help: "port to listen on (0 = any free port)", default: String(DEFAULTS.port) },
   db: { type: "string", help: "SQLite file of the node (env POLAR_NODE_DB)", default: DEFAULTS.db },
   "admin-token": { type: "string", help: "token for the admin and session APIs (env POLAR_ADMIN_TOKEN; generated if unset)" },
+  "rollout-token": { type: "string", help: "token for the rollout API, /rollout/* and /tasks (env POLAR_ROLLOUT_TOKEN; generated if unset, unless --open)" },
+  open: { type: "boolean", help: "serve the rollout API without a token (only with a loopback --host)" },
+  "metrics-require-admin-token": { type: "boolean", help: "/metrics answers only with the admin token" },
   runtime: { type: "string", help: `sandbox runtime: ${runtimeHelp()}`, default: DEFAULTS.runtime },
   engine: { type: "string", multiple: true, help: "inference engine base URL (repeat for several)", default: DEFAULTS.engine.urls[0] },
   backend: { type: "string", help: "engine backend (vllm, sglang, tito, openai)", default: DEFAULTS.engine.backend },
@@ -56,6 +60,9 @@ export async function runNodeCli(argv: string[]): Promise<void> {
     port: intFlag(flags, "port"),
     db: stringFlag(flags, "db"),
     admin_token: stringFlag(flags, "admin-token"),
+    rollout_token: stringFlag(flags, "rollout-token"),
+    open_rollout_api: flags.open === true ? true : undefined,
+    metrics_require_admin_token: flags["metrics-require-admin-token"] === true ? true : undefined,
     runtime: stringFlag(flags, "runtime"),
     tasks: stringFlag(flags, "tasks"),
     engine: {
@@ -81,13 +88,17 @@ export async function runNodeCli(argv: string[]): Promise<void> {
     merged.admin_token = `adm-${randomBytes(24).toString("base64url")}`;
     console.error(`polar node: no admin token set; generated one for this run: ${merged.admin_token}`);
   }
+  if (merged.rollout_token === undefined && merged.open_rollout_api !== true) {
+    merged.rollout_token = `rol-${randomBytes(24).toString("base64url")}`;
+    console.error(`polar node: no rollout token set; generated one for this run: ${merged.rollout_token}`);
+  }
   // A node token in the environment alone does not make this node join a cluster.
   const coordinator = merged.coordinator as { url?: unknown } | undefined;
   if (coordinator && coordinator.url === undefined) delete merged.coordinator;
   const config = parseNodeConfig(pruneEmpty(merged));
   const node = await startNode(config);
   const r = node.recovery;
-  console.error(`polar node: ${config.node_id} listening on ${node.url} (runtime ${node.runtime.backend}${node.runtime.isolated ? "" : ", NOT isolated"}; engine ${config.engine.urls.join(", ")}; db ${config.db})`);
+  console.error(`polar node: ${config.node_id} listening on ${node.url} (runtime ${node.runtime.backend}${node.runtime.isolated ? "" : ", NOT isolated"}; engine ${config.engine.urls.join(", ")}; db ${config.db}; ${describeRolloutAccess(node.rolloutAccess)})`);
   if (r.rolloutsFailed || r.sandboxesRemoved) console.error(`polar node: after restart: ${r.rolloutsFailed} unfinished rollout(s) reported ERROR, ${r.sandboxesRemoved} leftover sandbox(es) removed`);
   const stop = async () => {
     await node.stop();

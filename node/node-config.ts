@@ -6,6 +6,7 @@ import { extname } from "node:path";
 import { z } from "zod";
 import { RuntimeBackend } from "../protocol/runtime.ts";
 import { BACKEND_KINDS, SGLANG_MODES, TITO_ENGINES } from "./gateway/backends/options.ts";
+import { isLoopbackHost } from "../lib/rollout-api/access.ts";
 import { PolarError } from "../protocol/errors.ts";
 import { DEFAULT_SANDBOX_LIMITS } from "./runtime/sandbox-limits.ts";
 import { DEFAULT_RUNTIME } from "./runtime/registry.ts";
@@ -20,8 +21,14 @@ export const NodeConfig = z
     port: z.number().int().min(0).max(65535).default(8400),
     /** SQLite file: gateway sessions and calls, rollouts, events and results. */
     db: z.string().default(".polar/node.db"),
-    /** Guards the session and admin APIs. */
+    /** Guards the session and admin APIs (and opens the rollout API too). */
     admin_token: z.string().min(16, "must be at least 16 characters"),
+    /** Guards the rollout API (`/rollout/*`, `/tasks`; env POLAR_ROLLOUT_TOKEN); required unless `open_rollout_api`. */
+    rollout_token: z.string().min(16, "must be at least 16 characters").optional(),
+    /** Serve the rollout API without a token (`--open`); refused unless `host` is loopback. */
+    open_rollout_api: z.boolean().default(false),
+    /** /metrics answers only with the admin token (it is open by default, for Prometheus on the same host). */
+    metrics_require_admin_token: z.boolean().default(false),
     /** Base URL harnesses on the host (or with network: host) reach the gateway at. */
     public_url: z.string().url().optional(),
     runtime: RuntimeBackend.default(DEFAULT_RUNTIME),
@@ -134,7 +141,13 @@ export const NodeConfig = z
       .strict()
       .default({ allow_host_network: false, allow_cap_add: [], pids_limit: DEFAULT_SANDBOX_LIMITS.pids, disk_mb: DEFAULT_SANDBOX_LIMITS.diskMb }),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.open_rollout_api && !isLoopbackHost(c.host)) ctx.addIssue({ code: "custom", path: ["open_rollout_api"], message: `an open rollout API needs a loopback host, not ${c.host}` });
+    if (!c.open_rollout_api && !c.rollout_token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "required (POLAR_ROLLOUT_TOKEN or --rollout-token), unless open_rollout_api (--open) on a loopback host" });
+    if (c.rollout_token && c.rollout_token === c.admin_token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "must differ from admin_token" });
+    if (c.rollout_token && c.coordinator && c.rollout_token === c.coordinator.token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "must differ from the node token (coordinator.token)" });
+  });
 export type NodeConfig = z.infer<typeof NodeConfig>;
 export type NodeConfigInput = z.input<typeof NodeConfig>;
 
@@ -183,10 +196,11 @@ export function parseNodeConfig(input: Record<string, unknown>): NodeConfig {
   throw new PolarError("bad_request", `invalid node settings:\n  ${lines.join("\n  ")}`);
 }
 
-/** Settings from the environment: POLAR_ADMIN_TOKEN, POLAR_NODE_ID, POLAR_NODE_DB, POLAR_COORDINATOR_URL + POLAR_NODE_TOKEN. */
+/** Settings from the environment: POLAR_ADMIN_TOKEN, POLAR_ROLLOUT_TOKEN, POLAR_NODE_ID, POLAR_NODE_DB, POLAR_COORDINATOR_URL + POLAR_NODE_TOKEN. */
 export function envLayer(env: Record<string, string | undefined>): Record<string, unknown> {
   return {
     admin_token: env.POLAR_ADMIN_TOKEN,
+    rollout_token: env.POLAR_ROLLOUT_TOKEN,
     node_id: env.POLAR_NODE_ID,
     db: env.POLAR_NODE_DB,
     ...(env.POLAR_COORDINATOR_URL || env.POLAR_NODE_TOKEN ? { coordinator: { url: env.POLAR_COORDINATOR_URL, token: env.POLAR_NODE_TOKEN } } : {}),

@@ -101,6 +101,8 @@ export const NodeHello = z.object({
   held: z.array(HeldRollout),
   /** Assignments a restart of the node cut off (absent from a version 1 hello, which is refused). */
   interrupted: z.array(InterruptedRollout).default([]),
+  /** The secret the coordinator issued at this node id's first registration (required once issued). */
+  node_secret: z.string().min(1).max(256).optional(),
 });
 export type NodeHello = z.infer<typeof NodeHello>;
 
@@ -117,7 +119,15 @@ export const NodeToCoordinator = z.discriminatedUnion("type", [
 export type NodeToCoordinator = z.infer<typeof NodeToCoordinator>;
 
 export const CoordinatorToNode = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), node_id: z.string(), heartbeat_ms: z.number().int().positive(), policy_version: z.number().int() }),
+  z.object({
+    type: z.literal("welcome"),
+    protocol_version: z.number().int(),
+    node_id: z.string(),
+    heartbeat_ms: z.number().int().positive(),
+    policy_version: z.number().int(),
+    /** Only at the node id's first registration: keep it (with the node's store) and send it in every later hello. */
+    node_secret: z.string().optional(),
+  }),
   z.object({ type: z.literal("assign"), assignment: Assignment }),
   z.object({ type: z.literal("cancel"), rollout_id: z.string(), attempt: z.number().int().min(1), reason: z.string() }),
   /** Finish running work, take no new. */

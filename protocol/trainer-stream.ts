@@ -93,7 +93,13 @@ export const StreamedResult = z.object({
 export type StreamedResult = z.infer<typeof StreamedResult>;
 
 export const TrainerToCoordinator = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("hello"), protocol_version: z.number().int(), trainer_id: z.string().min(1).max(128) }),
+  z.object({
+    type: z.literal("hello"),
+    protocol_version: z.number().int(),
+    trainer_id: z.string().min(1).max(128),
+    /** The secret the coordinator issued at this trainer id's first hello (required once issued). */
+    trainer_secret: z.string().min(1).max(256).optional(),
+  }),
   z.object({ type: z.literal("submit"), request_id: z.string(), group: GroupSpec }),
   /** Grants `n` more results. */
   z.object({ type: z.literal("credit"), n: z.number().int().min(1).max(1_000_000) }),
@@ -110,7 +116,15 @@ export const TrainerToCoordinator = z.discriminatedUnion("type", [
 export type TrainerToCoordinator = z.infer<typeof TrainerToCoordinator>;
 
 export const CoordinatorToTrainer = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), trainer_id: z.string(), policy_version: z.number().int(), unacked: z.number().int().nonnegative() }),
+  z.object({
+    type: z.literal("welcome"),
+    protocol_version: z.number().int(),
+    trainer_id: z.string(),
+    policy_version: z.number().int(),
+    unacked: z.number().int().nonnegative(),
+    /** Only at the trainer id's first hello: keep it (across reconnects and restarts) and send it in every later hello. */
+    trainer_secret: z.string().optional(),
+  }),
   z.object({ type: z.literal("submitted"), request_id: z.string(), group_id: z.string(), rollout_ids: z.array(z.string()) }),
   z.object({ type: z.literal("result"), result: StreamedResult }),
   z.object({

@@ -10,6 +10,7 @@ import { SessionResult } from "../protocol/rollout.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./support/coordinator/cluster.ts";
 import { CoordinatorLink, type NodeSide } from "../node/agent.ts";
+import { coordinatorIdentity } from "../node/coordinator-identity.ts";
 import { newNodeEvents, type NodeEvents } from "../node/events.ts";
 import { interruptionCause, recoverUnfinished } from "../node/pipeline/recovery.ts";
 import { AssignmentsRepo } from "../node/store/assignments-repo.ts";
@@ -38,7 +39,8 @@ const completed = (id: string) =>
 
 test("an assignment a node restart cut off is reported interrupted, runs again at attempt 2 and its result is acknowledged", async () => {
   cluster = await startCluster({ nodeGraceMs: 30_000 });
-  store = await openNodeStore(join(mkdtempSync(join(tmpdir(), "polar-link-")), "node.db"));
+  const dbPath = join(mkdtempSync(join(tmpdir(), "polar-link-")), "node.db");
+  store = await openNodeStore(dbPath);
   const rollouts = new RolloutsRepo(store.db);
   const assignments = new AssignmentsRepo(store.db);
   const started: string[] = [];
@@ -65,7 +67,7 @@ test("an assignment a node restart cut off is reported interrupted, runs again a
   const seen: { name: keyof NodeEvents; payload: Record<string, unknown> }[] = [];
   events.onAny((name, payload) => void seen.push({ name, payload: payload as Record<string, unknown> }));
   const link = () => {
-    const l = new CoordinatorLink({ url: cluster!.coordinator.url, token: TOKENS.nodeToken, nodeId: "linked", version: "test", capacity: { init: 1, run: 1, postrun: 1 }, harnesses: ["mini"], engines: [], reconnectMinMs: 50, events }, side);
+    const l = new CoordinatorLink({ url: cluster!.coordinator.url, token: TOKENS.nodeToken, nodeId: "linked", version: "test", capacity: { init: 1, run: 1, postrun: 1 }, harnesses: ["mini"], engines: [], reconnectMinMs: 50, events, identity: coordinatorIdentity(dbPath, cluster!.coordinator.url, "linked") }, side);
     links.push(l);
     l.start();
     return l;

@@ -23,6 +23,13 @@ export interface TrainerClientOptions {
   url: string;
   token: string;
   trainerId: string;
+  /**
+   * The secret the coordinator issued this trainer id at its first hello (from an earlier run);
+   * the client keeps the one it is issued across reconnects by itself.
+   */
+  secret?: string;
+  /** Called once with the secret issued at this trainer id's first hello: keep it to restart as the same trainer. */
+  onSecret?: (secret: string) => void;
   /** Credits granted on every (re)connect, and topped up as results are acknowledged. */
   window?: number;
   /** Acknowledge each result as soon as `onResult` returns (default true). */
@@ -39,6 +46,9 @@ export interface TrainerClientOptions {
    */
   ackedIdsKept?: number;
 }
+
+/** Close code of a hello whose trainer_secret is missing or wrong (coordinator/peer-identities.ts). */
+const TRAINER_ID_UNPROVEN = 4003;
 
 interface Pending<T> {
   resolve: (value: T) => void;
@@ -59,7 +69,11 @@ export class TrainerClient {
   /** Results received (after de-duplication), and repeats dropped. */
   readonly counts = { results: 0, duplicates: 0 };
 
+  /** The secret proving this trainer id to the coordinator (given, or issued at the first hello). */
+  secret: string | undefined;
+
   constructor(private readonly options: TrainerClientOptions) {
+    this.secret = options.secret;
     this.connected = new Promise((resolve) => (this.markConnected = resolve));
     this.open();
   }
@@ -146,10 +160,12 @@ export class TrainerClient {
     // Bun's and Node's WebSocket accept headers in the constructor's options.
     const ws = new (WebSocket as any)(url, { headers: { authorization: `Bearer ${this.options.token}` } }) as WebSocket;
     this.ws = ws;
-    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: this.options.trainerId }));
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: this.options.trainerId, ...(this.secret && { trainer_secret: this.secret }) }));
     ws.onmessage = (event) => void this.onFrame(String(event.data));
-    ws.onclose = () => {
+    ws.onclose = (event) => {
       if (this.ws !== ws || this.closed) return;
+      // The coordinator refused this trainer id's identity (its error frame went to onError): retrying cannot help.
+      if (event.code === TRAINER_ID_UNPROVEN) return;
       this.connected = new Promise((resolve) => (this.markConnected = resolve));
       setTimeout(() => this.open(), this.options.reconnectDelayMs ?? 200);
     };
@@ -160,6 +176,10 @@ export class TrainerClient {
     const message = CoordinatorToTrainer.parse(JSON.parse(text));
     switch (message.type) {
       case "welcome":
+        if (message.trainer_secret) {
+          this.secret = message.trainer_secret;
+          this.options.onSecret?.(message.trainer_secret);
+        }
         this.credit(this.options.window ?? 64);
         this.markConnected();
         return;

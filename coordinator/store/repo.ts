@@ -306,4 +306,8 @@ export class CoordinatorRepo {
   async setMeta(key: string, value: string): Promise<void> {
     await this.db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } });
   }
+
+  async deleteMeta(key: string): Promise<void> {
+    await this.db.delete(meta).where(eq(meta.key, key));
+  }
 }

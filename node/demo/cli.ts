@@ -13,6 +13,7 @@ import { pinnedBinary, type PinnedCli } from "../harness/common.ts";
 import { HARNESS_KINDS, type HarnessKind } from "../harness/registry.ts";
 import { startMockEngine } from "../mock-engine/index.ts";
 import { startNode } from "../main.ts";
+import { describeRolloutAccess } from "../../lib/rollout-api/access.ts";
 import { parseNodeConfig } from "../node-config.ts";
 import type { StageMetrics } from "../pipeline/pipeline.ts";
 import { DEFAULT_RUNTIME, openRuntime, RUNTIME_BACKENDS, runtimeHelp } from "../runtime/registry.ts";
@@ -62,6 +63,8 @@ export async function runDemoCli(argv: string[]): Promise<void> {
     parseNodeConfig({
       node_id: `demo-${process.pid}`,
       admin_token: ADMIN_TOKEN,
+      // A short-lived node on loopback that this process alone drives.
+      open_rollout_api: true,
       port: 0,
       db: join(dir, "node.db"),
       runtime: runtimeName,
@@ -73,7 +76,7 @@ export async function runDemoCli(argv: string[]): Promise<void> {
     { runtime },
   );
   try {
-    log(`node ${node.url} (runtime ${runtimeName}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness} · tasks ${taskFile}`);
+    log(`node ${node.url} (runtime ${runtimeName}; ${describeRolloutAccess(node.rolloutAccess)}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness} · tasks ${taskFile}`);
     const picked = await pickTasks(node.url, taskCount);
     const t0 = performance.now();
     const taskIds: string[] = [];

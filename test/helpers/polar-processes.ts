@@ -23,7 +23,7 @@ export class PolarProcesses {
       "coordinator",
       ...["--port", String(options.port ?? 0), "--db", options.db],
       ...["--node-grace-ms", String(options.graceMs ?? 1500), "--heartbeat-ms", String(options.heartbeatMs ?? 500)],
-      ...["--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken],
+      ...["--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken, "--rollout-token", TOKENS.rolloutToken],
       ...(options.extra ?? []),
     ], {}, options.stderr ?? "inherit");
     const line = await firstLine(child.stdout as ReadableStream<Uint8Array>);

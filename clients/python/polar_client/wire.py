@@ -28,6 +28,8 @@ class Welcome:
     trainer_id: str
     policy_version: int
     unacked: int
+    #: Issued only at the trainer id's first hello: present it in every later hello.
+    trainer_secret: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -300,6 +302,7 @@ def parse_frame(data: Union[str, bytes]) -> Frame:
             trainer_id=_str(_field(obj, "trainer_id", kind), f"{kind}.trainer_id"),
             policy_version=_int(_field(obj, "policy_version", kind), f"{kind}.policy_version"),
             unacked=_int(_field(obj, "unacked", kind), f"{kind}.unacked"),
+            trainer_secret=_opt_str(obj.get("trainer_secret"), f"{kind}.trainer_secret"),
         )
     if kind == "submitted":
         return SubmittedFrame(
@@ -345,8 +348,11 @@ def _encode(frame: dict[str, Any]) -> str:
     return json.dumps(frame, separators=(",", ":"), allow_nan=False)
 
 
-def hello(trainer_id: str) -> str:
-    return _encode({"type": "hello", "protocol_version": TRAINER_PROTOCOL_VERSION, "trainer_id": trainer_id})
+def hello(trainer_id: str, trainer_secret: Optional[str] = None) -> str:
+    frame: dict[str, Any] = {"type": "hello", "protocol_version": TRAINER_PROTOCOL_VERSION, "trainer_id": trainer_id}
+    if trainer_secret:
+        frame["trainer_secret"] = trainer_secret
+    return _encode(frame)
 
 
 def credit(n: int) -> str:

@@ -1,5 +1,5 @@
 // Why: coordinator tests share one setup — a coordinator on port 0 with a fresh SQLite file and
-// the three tokens, simulated nodes and trainer clients attached to it — built here once.
+// the four tokens, simulated nodes and trainer clients attached to it — built here once.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +8,7 @@ import type { CoordinatorConfigInput } from "../../../coordinator/config.ts";
 import { startCoordinator, type CoordinatorDeps, type RunningCoordinator } from "../../../coordinator/server.ts";
 import { SimulatedNode, type SimulatedNodeOptions } from "./simulated-node.ts";
 
-export const TOKENS = { nodeToken: "node-token-0123456789abcdef", trainerToken: "trainer-token-0123456789abcd", adminToken: "admin-token-0123456789abcdef" };
+export const TOKENS = { nodeToken: "node-token-0123456789abcdef", trainerToken: "trainer-token-0123456789abcd", adminToken: "admin-token-0123456789abcdef", rolloutToken: "rollout-token-0123456789abcd" };
 
 export interface Cluster {
   coordinator: RunningCoordinator;
@@ -32,6 +32,8 @@ export async function startCluster(config: Partial<CoordinatorConfigInput> = {},
   const withLogs: CoordinatorDeps = { logSink: (line) => void logs.push(JSON.parse(line) as Record<string, unknown>), ...deps };
   let coordinator = await startCoordinator(base, withLogs);
   const nodes: SimulatedNode[] = [];
+  const nodeSecrets = new Map<string, string>();
+  const trainerSecrets = new Map<string, string>();
   const trainers: TrainerClient[] = [];
   const cluster: Cluster = {
     coordinator,
@@ -39,13 +41,13 @@ export async function startCluster(config: Partial<CoordinatorConfigInput> = {},
     db,
     logs,
     async node(id, options = {}) {
-      const node = new SimulatedNode({ url: cluster.coordinator.url, token: TOKENS.nodeToken, nodeId: id, heartbeatMs: 100, ...options });
+      const node = new SimulatedNode({ url: cluster.coordinator.url, token: TOKENS.nodeToken, nodeId: id, heartbeatMs: 100, secrets: nodeSecrets, ...options });
       nodes.push(node);
       await node.connect();
       return node;
     },
     async trainer(id, options = {}) {
-      const client = new TrainerClient({ url: cluster.coordinator.url, token: TOKENS.trainerToken, trainerId: id, reconnectDelayMs: 50, ...options });
+      const client = new TrainerClient({ url: cluster.coordinator.url, token: TOKENS.trainerToken, trainerId: id, reconnectDelayMs: 50, secret: trainerSecrets.get(id), onSecret: (s) => void trainerSecrets.set(id, s), ...options });
       trainers.push(client);
       await client.ready();
       return client;

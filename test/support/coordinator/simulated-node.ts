@@ -15,6 +15,8 @@ export interface SimulatedNodeOptions {
   /** The result a rollout produces (default: COMPLETED, reward 1, one small trace). */
   makeResult?: (assignment: Assignment) => ReportedResult;
   heartbeatMs?: number;
+  /** Node id → the secret its coordinator issued: shared by the instances of one id, as a real node's store folder keeps it. */
+  secrets?: Map<string, string>;
 }
 
 export function defaultResult(a: Pick<Assignment, "rollout_id" | "request">, reward = 1, traceTokens = 16): ReportedResult {
@@ -52,7 +54,11 @@ export class SimulatedNode {
   drained = false;
   welcomed: Promise<void> = Promise.resolve();
 
-  constructor(private readonly options: SimulatedNodeOptions) {}
+  private readonly secrets: Map<string, string>;
+
+  constructor(private readonly options: SimulatedNodeOptions) {
+    this.secrets = options.secrets ?? new Map();
+  }
 
   connect(): Promise<void> {
     const ws = new WebSocket(`${this.options.url.replace(/^http/, "ws")}/v1/node`, { headers: { authorization: `Bearer ${this.options.token}` } });
@@ -65,11 +71,12 @@ export class SimulatedNode {
         ];
         const interrupted = [...this.interrupted].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, cause: r.cause }));
         this.interrupted.clear();
-        this.send({ type: "hello", protocol_version: LINK_PROTOCOL_VERSION, node_id: this.options.nodeId, version: "sim", capacity: this.options.capacity ?? { init: 2, run: 4, postrun: 2 }, harnesses: ["mini"], images_warm: this.options.imagesWarm ?? {}, engines: [], held, interrupted });
+        this.send({ type: "hello", protocol_version: LINK_PROTOCOL_VERSION, node_id: this.options.nodeId, version: "sim", capacity: this.options.capacity ?? { init: 2, run: 4, postrun: 2 }, harnesses: ["mini"], images_warm: this.options.imagesWarm ?? {}, engines: [], held, interrupted, ...(this.secrets.has(this.options.nodeId) && { node_secret: this.secrets.get(this.options.nodeId) }) });
       };
       ws.onmessage = (event) => {
         const message = CoordinatorToNode.parse(JSON.parse(String(event.data)));
         if (message.type === "welcome") {
+          if (message.node_secret) this.secrets.set(this.options.nodeId, message.node_secret);
           resolve();
           // Results the coordinator has not acknowledged are sent again.
           for (const [rollout_id, r] of this.unacked) this.send({ type: "result", rollout_id, attempt: r.attempt, result: r.result });
