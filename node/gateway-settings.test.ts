@@ -49,7 +49,7 @@ function configFile(text: string): string {
 }
 
 test("a config file's engine, gateway and sampling keys become the backend's options and the gateway's config", () => {
-  const config = parseNodeConfig(mergeLayers(readConfigFile(configFile(NODE_TOML)), { admin_token: token }));
+  const config = parseNodeConfig(mergeLayers(readConfigFile(configFile(NODE_TOML)), { admin_token: token, open_rollout_api: true }));
   expect(BackendOptions.parse(nodeBackendOptions(config))).toEqual({
     urls: ["http://127.0.0.1:8001"],
     model: "served",
@@ -81,15 +81,15 @@ test("a config file's engine, gateway and sampling keys become the backend's opt
 });
 
 test("settings left out take the gateway's and the backend's own defaults", () => {
-  const config = parseNodeConfig({ admin_token: token });
+  const config = parseNodeConfig({ admin_token: token, open_rollout_api: true });
   expect(BackendOptions.parse(nodeBackendOptions(config))).toEqual(BackendOptions.parse({ urls: config.engine.urls }));
   expect(GatewayConfig.parse(nodeGatewayConfig(config))).toEqual(GatewayConfig.parse({ adminToken: token, host: config.host, port: config.port, db: config.db }));
 });
 
 test("bad values name the key", () => {
-  expect(() => parseNodeConfig({ admin_token: token, engine: { retries: -1 } })).toThrow(/engine\.retries:/);
-  expect(() => parseNodeConfig({ admin_token: token, engine: { sglang_mode: "native" } })).toThrow(/engine\.sglang_mode:/);
-  expect(() => parseNodeConfig({ admin_token: token, gateway: { cache_mb: 1 } })).toThrow(/gateway\.cache_mb: unknown setting/);
+  expect(() => parseNodeConfig({ admin_token: token, open_rollout_api: true, engine: { retries: -1 } })).toThrow(/engine\.retries:/);
+  expect(() => parseNodeConfig({ admin_token: token, open_rollout_api: true, engine: { sglang_mode: "native" } })).toThrow(/engine\.sglang_mode:/);
+  expect(() => parseNodeConfig({ admin_token: token, open_rollout_api: true, gateway: { cache_mb: 1 } })).toThrow(/gateway\.cache_mb: unknown setting/);
 });
 
 /** One chat call through the node's gateway in a session made with the admin API; its HTTP status. */
@@ -111,7 +111,7 @@ for (const retries of [0, 1]) {
     const engine = await startMockEngine({ port: 0, failFirst: 1, model: "served-name" });
     const dir = mkdtempSync(join(tmpdir(), "polar-gw-settings-node-"));
     const file = configFile(`[engine]\nurls = ["${engine.url}"]\nserved_model = "served-name"\nretries = ${retries}\nbackoff_ms = 0\n`);
-    const node = await startNode(parseNodeConfig(mergeLayers(readConfigFile(file), { admin_token: token, port: 0, db: join(dir, "node.db"), tasks: "" })));
+    const node = await startNode(parseNodeConfig(mergeLayers(readConfigFile(file), { admin_token: token, open_rollout_api: true, port: 0, db: join(dir, "node.db"), tasks: "" })));
     try {
       const status = await oneCall(node.url);
       expect(status).toBe(retries ? 200 : 502);

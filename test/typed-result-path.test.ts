@@ -136,6 +136,7 @@ describe("an assignment naming what the node cannot run", () => {
       const node = await startNode(
         parseNodeConfig({
           admin_token: ADMIN_TOKEN,
+          open_rollout_api: true,
           port: 0,
           db: join(dir, "node.db"),
           node_id: "refusing",
