@@ -1,0 +1,227 @@
+// Why: token arrays dominate a result (thousands to hundreds of thousands of ids a trace), and
+// writing them as JSON numbers — then parsing them back at every hop — is what limited the
+// coordinator's stream. This module defines the binary form they travel and are stored in: a
+// *trace blob* (the traces' token ids, loss masks and logprobs, packed) and a *trace frame* (one
+// WebSocket binary message: a small JSON header plus a trace blob). The coordinator checks a
+// blob's structure (lengths and bounds, never its values) and forwards it as it came; the
+// clients decode it. Layout: docs/coordinator.md "Binary trace frames".
+import { PolarError } from "./errors.ts";
+
+/** The per-token arrays of a trace that travel packed, in the blob's length-table order. */
+export const TRACE_ARRAY_KEYS = ["prompt_ids", "response_ids", "loss_mask", "response_logprobs"] as const;
+export type TraceArrayKey = (typeof TRACE_ARRAY_KEYS)[number];
+
+/** "PTF1": the first four bytes of every trace frame (a JSON text frame can never start so). */
+export const TRACE_FRAME_MAGIC = 0x31465450;
+/** The encodings a trainer may ask for in its hello (JSON unless it asks). */
+export const TRACE_ENCODINGS = ["json", "binary"] as const;
+export type TraceEncoding = (typeof TRACE_ENCODINGS)[number];
+
+/** Traces a blob may hold, and tokens an array may hold (far above any real rollout). */
+export const TRACE_BLOB_LIMITS = { maxTraces: 65_536, maxArrayLength: 1 << 28 } as const;
+
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+const ABSENT = -1;
+/** Each trace's length table row: one int32 per array key. */
+const ROW_BYTES = TRACE_ARRAY_KEYS.length * 4;
+
+if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) throw new Error("trace frames are little-endian; this platform is not");
+
+/** Lengths of one trace's arrays in a blob; null where the trace has no such array. */
+export type TraceLengths = Record<TraceArrayKey, number | null>;
+
+/** What a checked blob holds, without its values having been read. */
+export interface TraceBlobLayout {
+  traces: TraceLengths[];
+  /** Byte offsets (from the blob's start) of the float64, int32 and uint8 sections. */
+  f64At: number;
+  i32At: number;
+  u8At: number;
+}
+
+const pad8 = (n: number) => (n + 7) & ~7;
+
+function isInt32Array(v: unknown): v is number[] {
+  if (!Array.isArray(v)) return false;
+  for (const x of v) if (!Number.isInteger(x) || x < INT32_MIN || x > INT32_MAX) return false;
+  return true;
+}
+
+const isMaskArray = (v: unknown): v is (0 | 1)[] => Array.isArray(v) && v.every((m) => m === 0 || m === 1);
+const isLogprobArray = (v: unknown): v is (number | null)[] => Array.isArray(v) && v.every((x) => x === null || (typeof x === "number" && Number.isFinite(x)));
+
+/**
+ * Splits traces into what stays JSON (every other field) and a blob of their token arrays; null
+ * when an array is not representable exactly (an id outside int32, a mask value other than 0/1,
+ * a non-number logprob), so the caller keeps such a result as JSON, unchanged.
+ */
+export function packTraces(traces: readonly Record<string, unknown>[]): { rest: Record<string, unknown>[]; blob: Uint8Array } | null {
+  if (traces.length > TRACE_BLOB_LIMITS.maxTraces) return null;
+  const rest: Record<string, unknown>[] = [];
+  const lengths: TraceLengths[] = [];
+  for (const trace of traces) {
+    const { prompt_ids, response_ids, loss_mask, response_logprobs, ...others } = trace;
+    if (prompt_ids !== undefined && !isInt32Array(prompt_ids)) return null;
+    if (response_ids !== undefined && !isInt32Array(response_ids)) return null;
+    if (loss_mask !== undefined && !isMaskArray(loss_mask)) return null;
+    if (response_logprobs !== undefined && !isLogprobArray(response_logprobs)) return null;
+    const row = { prompt_ids, response_ids, loss_mask, response_logprobs } as Record<TraceArrayKey, unknown[] | undefined>;
+    const len = Object.fromEntries(TRACE_ARRAY_KEYS.map((k) => [k, row[k]?.length ?? null])) as TraceLengths;
+    if (TRACE_ARRAY_KEYS.some((k) => (len[k] ?? 0) > TRACE_BLOB_LIMITS.maxArrayLength)) return null;
+    lengths.push(len);
+    rest.push(others);
+  }
+  const layout = layoutOf(lengths);
+  const blob = new Uint8Array(layout.total);
+  writeLengthTable(blob, lengths);
+  const f64 = new Float64Array(blob.buffer, layout.f64At, layout.f64Count);
+  const i32 = new Int32Array(blob.buffer, layout.i32At, layout.i32Count);
+  let f = 0;
+  let i = 0;
+  let u = layout.u8At;
+  traces.forEach((trace) => {
+    for (const v of (trace.response_logprobs as (number | null)[] | undefined) ?? []) f64[f++] = v === null ? Number.NaN : v;
+    for (const v of (trace.prompt_ids as number[] | undefined) ?? []) i32[i++] = v;
+    for (const v of (trace.response_ids as number[] | undefined) ?? []) i32[i++] = v;
+    for (const v of (trace.loss_mask as number[] | undefined) ?? []) blob[u++] = v;
+  });
+  return { rest, blob };
+}
+
+function layoutOf(lengths: readonly TraceLengths[]) {
+  let f64Count = 0;
+  let i32Count = 0;
+  let u8Count = 0;
+  for (const l of lengths) {
+    f64Count += l.response_logprobs ?? 0;
+    i32Count += (l.prompt_ids ?? 0) + (l.response_ids ?? 0);
+    u8Count += l.loss_mask ?? 0;
+  }
+  const f64At = pad8(8 + lengths.length * ROW_BYTES);
+  const i32At = f64At + f64Count * 8;
+  const u8At = i32At + i32Count * 4;
+  return { f64At, i32At, u8At, f64Count, i32Count, total: u8At + u8Count };
+}
+
+function writeLengthTable(blob: Uint8Array, lengths: readonly TraceLengths[]): void {
+  const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  view.setUint32(0, lengths.length, true);
+  view.setUint32(4, 0, true);
+  lengths.forEach((l, t) => TRACE_ARRAY_KEYS.forEach((k, j) => view.setInt32(8 + t * ROW_BYTES + j * 4, l[k] ?? ABSENT, true)));
+}
+
+const malformed = (why: string) => new PolarError("bad_request", `malformed trace blob: ${why}`);
+
+/**
+ * Checks a blob's structure — its trace count (`expectedTraces` when given), every length within
+ * bounds, the sections adding up to exactly its size — reading only its length table.
+ */
+export function checkTraceBlob(blob: Uint8Array, expectedTraces?: number): TraceBlobLayout {
+  if (blob.byteLength < 8) throw malformed("shorter than its header");
+  const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  const count = view.getUint32(0, true);
+  if (view.getUint32(4, true) !== 0) throw malformed("reserved bytes are not zero");
+  if (count > TRACE_BLOB_LIMITS.maxTraces) throw malformed(`${count} traces (at most ${TRACE_BLOB_LIMITS.maxTraces})`);
+  if (expectedTraces !== undefined && count !== expectedTraces) throw malformed(`${count} traces in the blob, ${expectedTraces} in the header`);
+  if (blob.byteLength < 8 + count * ROW_BYTES) throw malformed("shorter than its length table");
+  const traces: TraceLengths[] = [];
+  for (let t = 0; t < count; t++) {
+    const row = {} as TraceLengths;
+    TRACE_ARRAY_KEYS.forEach((k, j) => {
+      const n = view.getInt32(8 + t * ROW_BYTES + j * 4, true);
+      if (n !== ABSENT && (n < 0 || n > TRACE_BLOB_LIMITS.maxArrayLength)) throw malformed(`trace ${t} ${k} length ${n}`);
+      row[k] = n === ABSENT ? null : n;
+    });
+    traces.push(row);
+  }
+  const layout = layoutOf(traces);
+  if (layout.total !== blob.byteLength) throw malformed(`${blob.byteLength} bytes where its lengths say ${layout.total}`);
+  return { traces, f64At: layout.f64At, i32At: layout.i32At, u8At: layout.u8At };
+}
+
+/** Tokens of each trace — prompt, response, trainable (mask 1) — read from a checked blob. */
+export function traceTokenCounts(blob: Uint8Array, layout: TraceBlobLayout = checkTraceBlob(blob)): { prompt: number; response: number; trainable: number }[] {
+  let u = layout.u8At;
+  return layout.traces.map((l) => {
+    let trainable = 0;
+    for (const end = u + (l.loss_mask ?? 0); u < end; u++) if (blob[u] === 1) trainable++;
+    return { prompt: l.prompt_ids ?? 0, response: l.response_ids ?? 0, trainable };
+  });
+}
+
+/** A blob whose byte offset suits its typed views (8-aligned), copied only when it is not. */
+function aligned(blob: Uint8Array): Uint8Array {
+  return blob.byteOffset % 8 === 0 ? blob : blob.slice();
+}
+
+/**
+ * The traces again: `rest[i]` with its arrays from the blob. Refuses a malformed blob and a mask
+ * value other than 0/1; a NaN logprob (null when packed: not returned by the engine) is null.
+ */
+export function unpackTraces(rest: readonly Record<string, unknown>[], blob: Uint8Array): Record<string, unknown>[] {
+  const layout = checkTraceBlob(blob, rest.length);
+  const b = aligned(blob);
+  const f64 = new Float64Array(b.buffer, b.byteOffset + layout.f64At, (layout.i32At - layout.f64At) / 8);
+  const i32 = new Int32Array(b.buffer, b.byteOffset + layout.i32At, (layout.u8At - layout.i32At) / 4);
+  let f = 0;
+  let i = 0;
+  let u = layout.u8At;
+  return layout.traces.map((l, t) => {
+    const trace: Record<string, unknown> = { ...rest[t] };
+    if (l.prompt_ids !== null) trace.prompt_ids = Array.from(i32.subarray(i, (i += l.prompt_ids)));
+    if (l.response_ids !== null) trace.response_ids = Array.from(i32.subarray(i, (i += l.response_ids)));
+    if (l.loss_mask !== null) {
+      const mask = Array.from(b.subarray(u, (u += l.loss_mask)));
+      if (mask.some((m) => m > 1)) throw malformed(`trace ${t} loss_mask holds a value other than 0 or 1`);
+      trace.loss_mask = mask;
+    }
+    if (l.response_logprobs !== null) trace.response_logprobs = Array.from(f64.subarray(f, (f += l.response_logprobs)), (v) => (Number.isNaN(v) ? null : v));
+    return trace;
+  });
+}
+
+// ---- frames -------------------------------------------------------------------------------------
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * One binary message: magic, header length (uint32), the header as UTF-8 JSON, zero padding to
+ * an 8-byte boundary, then the blob as it is.
+ */
+export function encodeTraceFrame(header: unknown, blob: Uint8Array): Uint8Array {
+  const json = encoder.encode(JSON.stringify(header));
+  const blobAt = pad8(8 + json.byteLength);
+  const frame = new Uint8Array(blobAt + blob.byteLength);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, TRACE_FRAME_MAGIC, true);
+  view.setUint32(4, json.byteLength, true);
+  frame.set(json, 8);
+  frame.set(blob, blobAt);
+  return frame;
+}
+
+/** Whether a binary message is a trace frame (by its magic). */
+export function isTraceFrame(bytes: Uint8Array): boolean {
+  return bytes.byteLength >= 8 && new DataView(bytes.buffer, bytes.byteOffset, 8).getUint32(0, true) === TRACE_FRAME_MAGIC;
+}
+
+/**
+ * A frame's header (parsed JSON, for the caller's schema to check) and its blob (a view, not
+ * copied; its structure is the caller's to check against the header's traces).
+ */
+export function decodeTraceFrame(bytes: Uint8Array, maxHeaderBytes = 1 << 20): { header: unknown; blob: Uint8Array } {
+  if (!isTraceFrame(bytes)) throw new PolarError("bad_request", "not a trace frame");
+  const headerBytes = new DataView(bytes.buffer, bytes.byteOffset, 8).getUint32(4, true);
+  if (headerBytes > maxHeaderBytes) throw new PolarError("bad_request", `trace frame header of ${headerBytes} bytes (at most ${maxHeaderBytes})`);
+  const blobAt = pad8(8 + headerBytes);
+  if (blobAt > bytes.byteLength) throw new PolarError("bad_request", "trace frame shorter than its header");
+  let header: unknown;
+  try {
+    header = JSON.parse(decoder.decode(bytes.subarray(8, 8 + headerBytes)));
+  } catch {
+    throw new PolarError("bad_request", "trace frame header is not UTF-8 JSON");
+  }
+  return { header, blob: bytes.subarray(blobAt) };
+}
