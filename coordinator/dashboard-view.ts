@@ -10,6 +10,7 @@ import type { DashboardNode, DashboardResult, DashboardSnapshot, GroupDetail, Ro
 import type { Coordinator } from "./coordinator.ts";
 import type { CoordinatorMetrics } from "./metrics.ts";
 import { slots } from "./node-states.ts";
+import { wholeSession } from "./packed-results.ts";
 import { pendingCount, type TrainerStream } from "./trainer-streams.ts";
 import { transcriptOf } from "../lib/transcript.ts";
 
@@ -155,7 +156,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
         trainer_id: row.trainerId,
         rollouts: rows.map((r) => {
           const res = results.get(r.id);
-          const facts = res ? resultFacts(res.session) : null;
+          const facts = res ? resultFacts(wholeSession(res)) : null;
           return {
             rollout_id: r.id,
             state: r.state,
@@ -177,7 +178,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
       const row = (await coordinator.repo.groupRollouts(groupId)).find((r) => r.id === rolloutId);
       if (!row) return undefined;
       const stored = (await coordinator.repo.groupResults(groupId)).find((r) => r.rolloutId === rolloutId);
-      const session = stored?.session ?? null;
+      const session = stored ? wholeSession(stored) : null;
       const group = await coordinator.repo.findGroup(groupId);
       return {
         rollout_id: rolloutId,

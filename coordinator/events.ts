@@ -73,7 +73,8 @@ export interface CoordinatorEvents {
   /** A node's result for an attempt that is no longer current (reassigned, cancelled, repeated). */
   "result.dropped": { rollout_id: string; node_id: string; attempt: number; at: number };
   /** A stored result is ready for its trainer's stream. */
-  "result.ready": { trainer_id: string; result: StreamedResult };
+  /** `traces`: the result's trace blob (coordinator/packed-results.ts); null when `result.traces` are whole. */
+  "result.ready": { trainer_id: string; result: StreamedResult; traces: Uint8Array | null };
   /** A result frame went to a trainer. */
   "result.delivered": { result_id: string; trainer_id: string; bytes: number; at: number };
   /** A trainer acknowledged results. */

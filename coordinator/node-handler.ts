@@ -5,6 +5,7 @@ import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import type { NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { NodePeer, NodeState } from "./node-states.ts";
+import { packReported, type PackedResult } from "./packed-results.ts";
 import type { PauseBook } from "./pauses.ts";
 
 export class NodeHandler {
@@ -19,7 +20,8 @@ export class NodeHandler {
     return this.coordinator.nodeHello(peer, hello);
   }
 
-  async message(node: NodeState, message: NodeToCoordinator): Promise<void> {
+  /** `packed`: the result of a trace frame, its blob already checked (a JSON result is packed here). */
+  async message(node: NodeState, message: NodeToCoordinator, packed?: PackedResult): Promise<void> {
     const c = this.coordinator;
     c.nodeHeard(node);
     switch (message.type) {
@@ -34,7 +36,7 @@ export class NodeHandler {
         return;
       case "result": {
         // Stored (or recognised as late / repeated) before the node is told it may forget it.
-        await c.acceptResult(node.id, message.rollout_id, message.attempt, message.result);
+        await c.acceptResult(node.id, message.rollout_id, message.attempt, packed ?? packReported(message.result));
         node.peer?.send({ type: "result_ack", rollout_id: message.rollout_id, attempt: message.attempt });
         return;
       }

@@ -10,6 +10,7 @@ import type { AcceptedTask } from "../lib/rollout-api/submission.ts";
 import { taskStatus, type TaskPhase } from "../lib/rollout-api/task-status.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { GroupState } from "./groups.ts";
+import { wholeSession } from "./packed-results.ts";
 import type { GroupRow, ResultRow } from "./store/repo.ts";
 
 /** What this adapter uses of the Coordinator. */
@@ -36,7 +37,7 @@ export function coordinatorRolloutPort(coordinator: CoordinatorView, options: Co
 
   function sessions(rows: ResultRow[], phase: TaskPhase): SessionResult[] {
     const kept = phase === "cancelled" || phase === "cancelling" ? rows.filter((r) => r.status !== CANCELLED_BY_COORDINATOR) : rows;
-    return kept.map((r) => SessionResult.parse(r.session));
+    return kept.map((r) => SessionResult.parse(wholeSession(r)));
   }
 
   async function status(taskId: string): Promise<TaskStatus | undefined> {

@@ -98,7 +98,10 @@ export const NodeToCoordinator = z.discriminatedUnion("type", [
   NodeHello,
   z.object({ type: z.literal("heartbeat"), load: StageLoad, images_warm: z.record(z.string(), z.number().int().nonnegative()), gateway: GatewayLatency.optional() }),
   z.object({ type: z.literal("progress"), rollout_id: z.string(), attempt: z.number().int().min(1), state: z.string() }),
-  /** Sent until acknowledged (the node keeps it in its store until then). */
+  /**
+   * Sent until acknowledged (the node keeps it in its store until then). As a trace frame, this is
+   * its header: the traces without their token arrays, which follow packed.
+   */
   z.object({ type: z.literal("result"), rollout_id: z.string(), attempt: z.number().int().min(1), result: ReportedResult }),
   /** Answer to `pause`: every in-flight LLM call has drained. */
   z.object({ type: z.literal("paused"), request_id: z.string(), policy_version: z.number().int() }),
@@ -107,7 +110,8 @@ export const NodeToCoordinator = z.discriminatedUnion("type", [
 export type NodeToCoordinator = z.infer<typeof NodeToCoordinator>;
 
 export const CoordinatorToNode = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), node_id: z.string(), heartbeat_ms: z.number().int().positive(), policy_version: z.number().int() }),
+  /** `trace_frames`: results may come as binary trace frames (protocol/trace-frame.ts); absent from older coordinators. */
+  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), node_id: z.string(), heartbeat_ms: z.number().int().positive(), policy_version: z.number().int(), trace_frames: z.boolean().default(false) }),
   z.object({ type: z.literal("assign"), assignment: Assignment }),
   z.object({ type: z.literal("cancel"), rollout_id: z.string(), attempt: z.number().int().min(1), reason: z.string() }),
   /** Finish running work, take no new. */

@@ -6,6 +6,13 @@ import { WsErrorFrame } from "./errors.ts";
 import { AgentSpec, EvaluatorSpec, StrategySpec, TaskMetadata } from "./rollout.ts";
 import { RuntimeSpec } from "./runtime.ts";
 import { TaskStatsAnswer, TaskStatsQuery } from "./task-stats.ts";
+import { TRACE_ENCODINGS } from "./trace-frame.ts";
+
+/**
+ * How result frames reach a trainer: `json` text frames (the default: what older clients get), or
+ * `binary` trace frames — a JSON header plus the traces' token arrays packed (protocol/trace-frame.ts).
+ */
+export const TraceEncoding = z.enum(TRACE_ENCODINGS);
 
 export const TRAINER_PROTOCOL_VERSION = 1;
 
@@ -91,7 +98,7 @@ export const StreamedResult = z.object({
 export type StreamedResult = z.infer<typeof StreamedResult>;
 
 export const TrainerToCoordinator = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("hello"), protocol_version: z.number().int(), trainer_id: z.string().min(1).max(128) }),
+  z.object({ type: z.literal("hello"), protocol_version: z.number().int(), trainer_id: z.string().min(1).max(128), encoding: TraceEncoding.default("json") }),
   z.object({ type: z.literal("submit"), request_id: z.string(), group: GroupSpec }),
   /** Grants `n` more results. */
   z.object({ type: z.literal("credit"), n: z.number().int().min(1).max(1_000_000) }),
@@ -108,7 +115,8 @@ export const TrainerToCoordinator = z.discriminatedUnion("type", [
 export type TrainerToCoordinator = z.infer<typeof TrainerToCoordinator>;
 
 export const CoordinatorToTrainer = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), trainer_id: z.string(), policy_version: z.number().int(), unacked: z.number().int().nonnegative() }),
+  /** `encoding`: what result frames will be (absent from coordinators older than trace frames: JSON). */
+  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), trainer_id: z.string(), policy_version: z.number().int(), unacked: z.number().int().nonnegative(), encoding: TraceEncoding.default("json") }),
   z.object({ type: z.literal("submitted"), request_id: z.string(), group_id: z.string(), rollout_ids: z.array(z.string()) }),
   z.object({ type: z.literal("result"), result: StreamedResult }),
   z.object({

@@ -1,7 +1,9 @@
 // Why: the TypeScript side of the trainer stream — connect with a trainer token, submit groups,
 // grant credits, receive each result once (the wire is at-least-once: repeats after a reconnect
 // are dropped by id here), acknowledge, drive weight sync and read per-task pass rates —
-// reconnecting by itself.
+// reconnecting by itself. Results come as binary trace frames unless it asks for JSON; either
+// way the caller gets the same StreamedResult.
+import { decodeTraceFrame, unpackTraces, type TraceEncoding } from "../../protocol/trace-frame.ts";
 import {
   CoordinatorToTrainer,
   TRAINER_PROTOCOL_VERSION,
@@ -25,6 +27,11 @@ export interface TrainerClientOptions {
   trainerId: string;
   /** Credits granted on every (re)connect, and topped up as results are acknowledged. */
   window?: number;
+  /**
+   * Result frames asked for in the hello: `binary` (default; token arrays packed, decoded here) or
+   * `json`. A coordinator older than trace frames sends JSON whatever is asked; both are read.
+   */
+  encoding?: TraceEncoding;
   /** Acknowledge each result as soon as `onResult` returns (default true). */
   autoAck?: boolean;
   onResult?: (result: StreamedResult) => void | Promise<void>;
@@ -146,8 +153,9 @@ export class TrainerClient {
     // Bun's and Node's WebSocket accept headers in the constructor's options.
     const ws = new (WebSocket as any)(url, { headers: { authorization: `Bearer ${this.options.token}` } }) as WebSocket;
     this.ws = ws;
-    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: this.options.trainerId }));
-    ws.onmessage = (event) => void this.onFrame(String(event.data));
+    ws.binaryType = "arraybuffer";
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: this.options.trainerId, encoding: this.options.encoding ?? "binary" }));
+    ws.onmessage = (event) => void this.onFrame(event.data as string | ArrayBuffer);
     ws.onclose = () => {
       if (this.ws !== ws || this.closed) return;
       this.connected = new Promise((resolve) => (this.markConnected = resolve));
@@ -156,8 +164,18 @@ export class TrainerClient {
     ws.onerror = () => {};
   }
 
-  private async onFrame(text: string): Promise<void> {
-    const message = CoordinatorToTrainer.parse(JSON.parse(text));
+  /** A text frame is JSON; a binary one is a trace frame whose blob holds the result's token arrays. */
+  private parse(data: string | ArrayBuffer): CoordinatorToTrainer {
+    if (typeof data === "string") return CoordinatorToTrainer.parse(JSON.parse(data));
+    const { header, blob } = decodeTraceFrame(new Uint8Array(data));
+    const message = CoordinatorToTrainer.parse(header);
+    if (message.type !== "result") throw new Error(`a trace frame carries a result, not ${message.type}`);
+    message.result.traces = unpackTraces(message.result.traces, blob);
+    return message;
+  }
+
+  private async onFrame(data: string | ArrayBuffer): Promise<void> {
+    const message = this.parse(data);
     switch (message.type) {
       case "welcome":
         this.credit(this.options.window ?? 64);

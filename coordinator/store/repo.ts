@@ -32,6 +32,8 @@ export interface StoredResult {
   status: string;
   reward: number | null;
   session: Record<string, unknown>;
+  /** The traces' token arrays (coordinator/packed-results.ts); null: `session` holds them. */
+  traces: Uint8Array | null;
   policyVersionStarted: number;
   stale: boolean;
   /** Terminal rollout state it finishes in. */
@@ -160,6 +162,7 @@ export class CoordinatorRepo {
             status: r.status,
             reward: r.reward,
             session: r.session,
+            traces: r.traces && Buffer.from(r.traces.buffer, r.traces.byteOffset, r.traces.byteLength),
             policyVersionStarted: r.policyVersionStarted,
             stale: r.stale,
             createdAt: now,

@@ -1,6 +1,6 @@
 // Why: the coordinator's durable record — groups, their rollouts, and finished results until
 // the trainer acknowledged them; these drizzle tables are the source of migrations/coordinator/.
-import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const groups = sqliteTable("groups", {
   id: text("id").primaryKey(),
@@ -46,6 +46,12 @@ export const results = sqliteTable("results", {
   reward: real("reward"),
   /** The node's SessionResult as reported (the streamed result is built from it and the columns here). */
   session: text("session", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  /**
+   * The traces' token arrays as a trace blob (protocol/trace-frame.ts), stored and streamed as
+   * they came: `session`'s traces then hold every other field. Null in rows written before it
+   * and for a result whose arrays the blob cannot carry exactly: `session` holds everything.
+   */
+  traces: blob("traces", { mode: "buffer" }),
   policyVersionStarted: integer("policy_version_started").notNull(),
   stale: integer("stale", { mode: "boolean" }).notNull(),
   createdAt: integer("created_at").notNull(),
