@@ -2,6 +2,7 @@
 // exactly — handshake, heartbeats, results kept until acknowledged, cancel, drain, pause — with a
 // simulated pipeline instead of sandboxes, so the coordinator is exercised over real WebSockets.
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator, type ReportedResult } from "../../protocol/node-link.ts";
+import { nodeResultFrame } from "../../protocol/node-result-frame.ts";
 
 export interface SimulatedNodeOptions {
   url: string;
@@ -14,6 +15,8 @@ export interface SimulatedNodeOptions {
   /** The result a rollout produces (default: COMPLETED, reward 1, one small trace). */
   makeResult?: (assignment: Assignment) => ReportedResult;
   heartbeatMs?: number;
+  /** Send results as binary trace frames when the coordinator's welcome accepts them (default: JSON). */
+  traceFrames?: boolean;
 }
 
 export function defaultResult(a: Assignment, reward = 1, traceTokens = 16): ReportedResult {
@@ -50,6 +53,8 @@ export class SimulatedNode {
   pauses = 0;
   drained = false;
   welcomed: Promise<void> = Promise.resolve();
+  /** The coordinator's welcome accepted trace frames. */
+  private traceFramesAccepted = false;
 
   constructor(private readonly options: SimulatedNodeOptions) {}
 
@@ -69,9 +74,10 @@ export class SimulatedNode {
       ws.onmessage = (event) => {
         const message = CoordinatorToNode.parse(JSON.parse(String(event.data)));
         if (message.type === "welcome") {
+          this.traceFramesAccepted = message.trace_frames;
           resolve();
           // Results the coordinator has not acknowledged are sent again.
-          for (const [rollout_id, r] of this.unacked) this.send({ type: "result", rollout_id, attempt: r.attempt, result: r.result });
+          for (const [rollout_id, r] of this.unacked) this.sendResult(rollout_id, r.attempt, r.result);
         }
         this.onMessage(message);
       };
@@ -135,7 +141,13 @@ export class SimulatedNode {
     this.running.delete(a.rollout_id);
     const result = makeResult?.(a) ?? defaultResult(a);
     this.unacked.set(a.rollout_id, { attempt: a.attempt, result });
-    this.send({ type: "result", rollout_id: a.rollout_id, attempt: a.attempt, result });
+    this.sendResult(a.rollout_id, a.attempt, result);
+  }
+
+  private sendResult(rolloutId: string, attempt: number, result: ReportedResult): void {
+    const frame = this.options.traceFrames && this.traceFramesAccepted ? nodeResultFrame(rolloutId, attempt, result) : null;
+    if (!frame) return this.send({ type: "result", rollout_id: rolloutId, attempt, result });
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(frame);
   }
 
   send(message: NodeToCoordinator | Record<string, unknown>): void {

@@ -1,0 +1,72 @@
+// The coordinator's two forms of a stored result read the same: a row from before trace blobs
+// (the whole session as JSON, no blob) and a packed one give the same JSON frame, the same binary
+// frame, and the same whole session; a result the blob cannot carry exactly stays JSON.
+import { describe, expect, test } from "bun:test";
+import type { ReportedResult } from "../protocol/node-link.ts";
+import { decodeTraceFrame, unpackTraces } from "../protocol/trace-frame.ts";
+import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import { factsOfPacked, isUsablePacked, outgoingFromRow, packReported, resultFrame, wholeSession } from "./packed-results.ts";
+import type { ResultRow } from "./store/repo.ts";
+
+const session: ReportedResult = {
+  session_id: "r1",
+  task_id: "t",
+  status: "COMPLETED",
+  trajectory: {
+    status: "COMPLETED",
+    traces: [{ prompt_ids: [1, 2], response_ids: [3, 4], loss_mask: [0, 1], response_logprobs: [null, -0.25], reward: 1, metadata: { policy_versions: [2] } }],
+  },
+  timing: { e2e_ms: 5 },
+  node_id: "n",
+  error: null,
+  metadata: {},
+};
+
+function row(s: ReportedResult, traces: Uint8Array | null): ResultRow {
+  return { rolloutId: "r1", groupId: "g", trainerId: "tr", status: "COMPLETED", reward: 1, session: s as Record<string, unknown>, traces: traces && Buffer.from(traces), policyVersionStarted: 2, stale: false, createdAt: 1, ackedAt: null };
+}
+
+function fromFrame(frame: string | Uint8Array): StreamedResult {
+  if (typeof frame === "string") return (JSON.parse(frame) as { result: StreamedResult }).result;
+  const { header, blob } = decodeTraceFrame(frame);
+  const result = (header as { result: StreamedResult }).result;
+  return { ...result, traces: unpackTraces(result.traces, blob) };
+}
+
+describe("packed results", () => {
+  const packed = packReported(session);
+  const oldRow = row(session, null);
+  const newRow = row(packed.session, packed.traces);
+
+  test("a row from before trace blobs and a packed row stream and read identically", () => {
+    expect(packed.traces).not.toBeNull();
+    expect(packed.session.trajectory.traces[0]).toEqual({ reward: 1, metadata: { policy_versions: [2] } });
+    const frames = [oldRow, newRow].flatMap((r) => [resultFrame(outgoingFromRow(r), "json"), resultFrame(outgoingFromRow(r), "binary")]);
+    expect(frames.map((f) => typeof f)).toEqual(["string", "object", "string", "object"]);
+    const decoded = frames.map(fromFrame);
+    for (const d of decoded) expect(d).toEqual(decoded[0]!);
+    expect(decoded[0]!.traces).toEqual(session.trajectory.traces as Record<string, unknown>[]);
+    expect(wholeSession(newRow)).toEqual(wholeSession(oldRow));
+    expect(wholeSession(oldRow)).toEqual(session as Record<string, unknown>);
+  });
+
+  test("usability and token facts come from the blob as they came from the arrays", () => {
+    const whole = { session, traces: null, tokens: null };
+    expect(isUsablePacked(packed)).toBe(true);
+    expect(isUsablePacked(whole)).toBe(true);
+    expect(factsOfPacked(packed)).toEqual(factsOfPacked(whole));
+    expect(factsOfPacked(packed).tokens).toEqual({ prompt: 2, response: 2, trainable: 1 });
+    const untrainable = packReported({ ...session, trajectory: { ...session.trajectory, traces: [{ ...session.trajectory.traces[0], loss_mask: [0, 0] }] } });
+    expect(isUsablePacked(untrainable)).toBe(false);
+  });
+
+  test("a result whose arrays the blob cannot carry exactly stays whole JSON on every path", () => {
+    const odd = { ...session, trajectory: { ...session.trajectory, traces: [{ prompt_ids: [1.5], response_ids: [2 ** 40] }] } } as ReportedResult;
+    const kept = packReported(odd);
+    expect(kept.traces).toBeNull();
+    expect(kept.session).toBe(odd);
+    const frame = resultFrame(outgoingFromRow(row(odd, null)), "binary");
+    expect(typeof frame).toBe("string");
+    expect(fromFrame(frame).traces).toEqual(odd.trajectory.traces as Record<string, unknown>[]);
+  });
+});
