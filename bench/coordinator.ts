@@ -3,6 +3,7 @@
 // trace sizes to one trainer (results/s, MB/s), and its memory while doing so.
 //
 //   bun bench/coordinator.ts [--nodes 1000] [--rollouts 100000] [--realistic 10000] [--trace-tokens 4000]
+//   bun bench/coordinator.ts --compare …   streaming only, before and after trace frames (bench/coordinator-stream.ts)
 //
 // The coordinator runs as its own process (`polar coordinator`, SQLite file in a temp folder), so
 // the RSS printed is its alone. The nodes are in-process WebSocket clients speaking the node
@@ -19,7 +20,13 @@ import { defaultResult, SimulatedNode } from "../coordinator/testing/simulated-n
 import { PolarProcesses } from "../test/helpers/polar-processes.ts";
 import { cpuSeconds, rssBytes } from "./process-helpers.ts";
 
-const { values } = parseArgs({ options: { nodes: { type: "string" }, rollouts: { type: "string" }, realistic: { type: "string" }, "trace-tokens": { type: "string" } } });
+const { values } = parseArgs({
+  options: { nodes: { type: "string" }, rollouts: { type: "string" }, realistic: { type: "string" }, "trace-tokens": { type: "string" }, compare: { type: "boolean" }, baseline: { type: "string" }, results: { type: "string" }, "stream-nodes": { type: "string" } },
+});
+if (values.compare) {
+  await import("./coordinator-stream.ts");
+  process.exit(0);
+}
 const NODES = Number(values.nodes ?? 1000);
 const ROLLOUTS = Number(values.rollouts ?? 100_000);
 const REALISTIC = Number(values.realistic ?? 10_000);
