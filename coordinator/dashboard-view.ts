@@ -147,7 +147,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
       const row = await coordinator.repo.findGroup(groupId);
       if (!row) return undefined;
       const rows = await coordinator.repo.groupRollouts(groupId);
-      const results = new Map((await coordinator.repo.groupResults(groupId)).map((r) => [r.rolloutId, r]));
+      const results = new Map((await coordinator.repo.groupResultsWithTraces(groupId)).map((r) => [r.rolloutId, r]));
       return {
         group_id: row.id,
         task_id: row.taskId,
@@ -177,7 +177,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
       if (!groupId) return undefined;
       const row = (await coordinator.repo.groupRollouts(groupId)).find((r) => r.id === rolloutId);
       if (!row) return undefined;
-      const stored = (await coordinator.repo.groupResults(groupId)).find((r) => r.rolloutId === rolloutId);
+      const stored = (await coordinator.repo.groupResultsWithTraces(groupId)).find((r) => r.rolloutId === rolloutId);
       const session = stored ? wholeSession(stored) : null;
       const group = await coordinator.repo.findGroup(groupId);
       return {

@@ -6,7 +6,7 @@ import type { ReportedResult } from "../protocol/node-link.ts";
 import { decodeTraceFrame, unpackTraces } from "../protocol/trace-frame.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import { factsOfPacked, isUsablePacked, outgoingFromRow, packReported, resultFrame, wholeSession } from "./packed-results.ts";
-import type { ResultRow } from "./store/repo.ts";
+import type { ResultWithTraces } from "./store/repo.ts";
 
 const session: ReportedResult = {
   session_id: "r1",
@@ -22,7 +22,7 @@ const session: ReportedResult = {
   metadata: {},
 };
 
-function row(s: ReportedResult, traces: Uint8Array | null): ResultRow {
+function row(s: ReportedResult, traces: Uint8Array | null): ResultWithTraces {
   return { rolloutId: "r1", groupId: "g", trainerId: "tr", status: "COMPLETED", reward: 1, session: s as Record<string, unknown>, traces: traces && Buffer.from(traces), policyVersionStarted: 2, stale: false, createdAt: 1, ackedAt: null };
 }
 

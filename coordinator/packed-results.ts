@@ -10,7 +10,7 @@ import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import { resultFacts, type ResultFacts } from "../lib/result-facts.ts";
 import { isUsableResult } from "../lib/rollout-api/task-status.ts";
 import { streamedFromRow } from "./results.ts";
-import type { ResultRow } from "./store/repo.ts";
+import type { ResultWithTraces } from "./store/repo.ts";
 
 type TokenCounts = { prompt: number; response: number; trainable: number };
 
@@ -71,14 +71,14 @@ export function factsOfPacked(p: PackedResult): ResultFacts {
 }
 
 /** A stored session, whole (the rollout API, the dashboard): its blob's arrays put back. */
-export function wholeSession(row: Pick<ResultRow, "session" | "traces">): Record<string, unknown> {
+export function wholeSession(row: Pick<ResultWithTraces, "session" | "traces">): Record<string, unknown> {
   if (!row.traces) return row.session;
   const session = row.session as ReportedResult;
   return withTraces(session, unpackTraces(session.trajectory.traces as Record<string, unknown>[], row.traces));
 }
 
 /** A stored result as its trainer is owed it. */
-export function outgoingFromRow(row: ResultRow): OutgoingResult {
+export function outgoingFromRow(row: ResultWithTraces): OutgoingResult {
   return { result: streamedFromRow(row), traces: row.traces };
 }
 

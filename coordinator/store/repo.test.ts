@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openCoordinatorDb, openLibsqlStore, type CoordinatorStoreHandle } from "./db.ts";
 import { packTraces } from "../../protocol/trace-frame.ts";
-import { CoordinatorRepo, type NewRollout, type ResultRow, type StoredResult } from "./repo.ts";
+import { CoordinatorRepo, type NewRollout, type ResultWithTraces, type StoredResult } from "./repo.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -58,7 +58,7 @@ describe.each(drivers)("coordinator repo over %s", (_name, open) => {
       ["g1-r1", "assigned", "n1", 1, 3, 10],
       ["g1-r2", "queued", null, 0, null, null],
     ]);
-    const [{ traces, ...stored }] = (await reopened.resultsById(["g1-r0"])) as [ResultRow];
+    const [{ traces, ...stored }] = (await reopened.resultsById(["g1-r0"])) as [ResultWithTraces];
     expect(stored).toEqual({ rolloutId: "g1-r0", groupId: "g1", trainerId: "t1", status: "completed", reward: 0.5, session: { status: "completed", nested: { ids: [1, 2] } }, policyVersionStarted: 3, stale: true, createdAt: 20, ackedAt: 30 });
     expect(Buffer.from(traces!).equals(blob)).toBe(true);
     expect(await reopened.unackedIds("t1")).toEqual([]);

@@ -46,17 +46,22 @@ export const results = sqliteTable("results", {
   reward: real("reward"),
   /** The node's SessionResult as reported (the streamed result is built from it and the columns here). */
   session: text("session", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-  /**
-   * The traces' token arrays as a trace blob (protocol/trace-frame.ts), stored and streamed as
-   * they came: `session`'s traces then hold every other field. Null in rows written before it
-   * and for a result whose arrays the blob cannot carry exactly: `session` holds everything.
-   */
-  traces: blob("traces", { mode: "buffer" }),
   policyVersionStarted: integer("policy_version_started").notNull(),
   stale: integer("stale", { mode: "boolean" }).notNull(),
   createdAt: integer("created_at").notNull(),
   ackedAt: integer("acked_at"),
 }, (t) => [index("results_unacked").on(t.trainerId, t.ackedAt)]);
+
+/**
+ * A result's token arrays as a trace blob (protocol/trace-frame.ts), stored and streamed as they
+ * came; its `results.session` traces then hold every other field. No row for results written
+ * before blobs and for one whose arrays a blob cannot carry exactly: `session` holds everything.
+ * A table of its own so that acknowledging a result (an UPDATE of `results`) never rewrites it.
+ */
+export const resultTraces = sqliteTable("result_traces", {
+  rolloutId: text("rollout_id").primaryKey().references(() => results.rolloutId, { onDelete: "cascade" }),
+  traces: blob("traces", { mode: "buffer" }).$type<Buffer>().notNull(),
+});
 
 /** Small durable facts (the policy version) that outlive a restart. */
 export const meta = sqliteTable("meta", {

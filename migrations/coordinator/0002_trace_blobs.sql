@@ -1,1 +1,0 @@
-ALTER TABLE `results` ADD `traces` blob;
