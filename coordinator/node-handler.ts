@@ -5,7 +5,7 @@ import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import type { NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { NodePeer, NodeState } from "./node-states.ts";
-import { packReported, type PackedResult } from "./packed-results.ts";
+import { wholeResult, type PackedResult } from "./packed-results.ts";
 import type { PauseBook } from "./pauses.ts";
 
 export class NodeHandler {
@@ -36,7 +36,7 @@ export class NodeHandler {
         return;
       case "result": {
         // Stored (or recognised as late / repeated) before the node is told it may forget it.
-        await c.acceptResult(node.id, message.rollout_id, message.attempt, packed ?? packReported(message.result));
+        await c.acceptResult(node.id, message.rollout_id, message.attempt, packed ?? wholeResult(message.result));
         node.peer?.send({ type: "result_ack", rollout_id: message.rollout_id, attempt: message.attempt });
         return;
       }

@@ -7,7 +7,7 @@ import type { CoordinatorCore } from "./core.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { groupRewards, judgeGroup, planReplacement, type ExhaustedReason, type Judgement } from "./dynamic-sampling.ts";
 import { admitGroup, isComplete, planGroup, usableCount, type GroupState, type PlannedGroup } from "./groups.ts";
-import { factsOfPacked, isUsablePacked, packReported, type PackedResult } from "./packed-results.ts";
+import { factsOfPacked, isUsablePacked, wholeResult, type PackedResult } from "./packed-results.ts";
 import { resultTiming, sessionReward, streamedResult, syntheticErrorResult } from "./results.ts";
 import type { LiveRollout, TerminalRolloutState } from "./rollout-states.ts";
 import type { StoredResult } from "./store/repo.ts";
@@ -157,7 +157,7 @@ export class Outcomes {
     const group = c.groups.get(rollout.groupId)!;
     c.events.emit("rollout.attempts_exhausted", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: rollout.nodeId ?? "", attempt: rollout.attempt, cause, at: c.now() });
     const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `${cause}; no attempts left (${rollout.attempt})`, metadata: group.request.metadata });
-    await this.finish(rollout, packReported(result), "error", cause);
+    await this.finish(rollout, wholeResult(result), "error", cause);
   }
 
   private async cancelRollout(rollout: LiveRollout, cause: string): Promise<void> {
@@ -165,7 +165,7 @@ export class Outcomes {
     const group = c.groups.get(rollout.groupId)!;
     this.cancelOnNode(rollout, cause);
     const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `cancelled: ${cause}`, metadata: group.request.metadata });
-    await this.finish(rollout, packReported(result), "cancelled", cause);
+    await this.finish(rollout, wholeResult(result), "cancelled", cause);
   }
 
   /** Tells the node running `rollout` to stop it (nothing when it is queued or its node is away). */

@@ -1,11 +1,11 @@
 // The coordinator's two forms of a stored result read the same: a row from before trace blobs
 // (the whole session as JSON, no blob) and a packed one give the same JSON frame, the same binary
-// frame, and the same whole session; a result the blob cannot carry exactly stays JSON.
+// frame, and the same whole session; a result the blob cannot carry exactly is sent as JSON.
 import { describe, expect, test } from "bun:test";
 import type { ReportedResult } from "../protocol/node-link.ts";
-import { decodeTraceFrame, unpackTraces } from "../protocol/trace-frame.ts";
+import { decodeTraceFrame, packTraces, unpackTraces } from "../protocol/trace-frame.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { factsOfPacked, isUsablePacked, outgoingFromRow, packReported, resultFrame, wholeSession } from "./packed-results.ts";
+import { factsOfPacked, isUsablePacked, outgoingFromRow, packedFromFrame, resultFrame, wholeResult, wholeSession } from "./packed-results.ts";
 import type { ResultWithTraces } from "./store/repo.ts";
 
 const session: ReportedResult = {
@@ -22,6 +22,12 @@ const session: ReportedResult = {
   metadata: {},
 };
 
+/** As a node's trace frame delivers it: the traces' other fields in the header, their arrays in the blob. */
+function framed(s: ReportedResult) {
+  const { rest, blob } = packTraces(s.trajectory.traces as Record<string, unknown>[])!;
+  return packedFromFrame({ ...s, trajectory: { ...s.trajectory, traces: rest } }, blob);
+}
+
 function row(s: ReportedResult, traces: Uint8Array | null): ResultWithTraces {
   return { rolloutId: "r1", groupId: "g", trainerId: "tr", status: "COMPLETED", reward: 1, session: s as Record<string, unknown>, traces: traces && Buffer.from(traces), policyVersionStarted: 2, stale: false, createdAt: 1, ackedAt: null };
 }
@@ -34,7 +40,7 @@ function fromFrame(frame: string | Uint8Array): StreamedResult {
 }
 
 describe("packed results", () => {
-  const packed = packReported(session);
+  const packed = framed(session);
   const oldRow = row(session, null);
   const newRow = row(packed.session, packed.traces);
 
@@ -51,20 +57,18 @@ describe("packed results", () => {
   });
 
   test("usability and token facts come from the blob as they came from the arrays", () => {
-    const whole = { session, traces: null, tokens: null };
+    const whole = wholeResult(session);
     expect(isUsablePacked(packed)).toBe(true);
     expect(isUsablePacked(whole)).toBe(true);
     expect(factsOfPacked(packed)).toEqual(factsOfPacked(whole));
     expect(factsOfPacked(packed).tokens).toEqual({ prompt: 2, response: 2, trainable: 1 });
-    const untrainable = packReported({ ...session, trajectory: { ...session.trajectory, traces: [{ ...session.trajectory.traces[0], loss_mask: [0, 0] }] } });
+    const untrainable = framed({ ...session, trajectory: { ...session.trajectory, traces: [{ ...session.trajectory.traces[0], loss_mask: [0, 0] }] } });
     expect(isUsablePacked(untrainable)).toBe(false);
   });
 
-  test("a result whose arrays the blob cannot carry exactly stays whole JSON on every path", () => {
+  test("a stored result whose arrays a blob cannot carry exactly goes to a binary trainer as JSON", () => {
     const odd = { ...session, trajectory: { ...session.trajectory, traces: [{ prompt_ids: [1.5], response_ids: [2 ** 40] }] } } as ReportedResult;
-    const kept = packReported(odd);
-    expect(kept.traces).toBeNull();
-    expect(kept.session).toBe(odd);
+    expect(packTraces(odd.trajectory.traces as Record<string, unknown>[])).toBeNull();
     const frame = resultFrame(outgoingFromRow(row(odd, null)), "binary");
     expect(typeof frame).toBe("string");
     expect(fromFrame(frame).traces).toEqual(odd.trajectory.traces as Record<string, unknown>[]);

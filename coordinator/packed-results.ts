@@ -1,8 +1,8 @@
 // Why: the one place where the coordinator handles a result's token arrays. A result arrives
-// as a trace frame (header + trace blob) or as JSON (then packed once, here); it is stored as the
-// small JSON session plus the blob as it is, and streamed to each trainer in the encoding it asked
-// for — the blob forwarded untouched to a binary trainer, decoded only for a JSON one. Rows
-// written before blobs existed (the whole session JSON) are read here too.
+// as a trace frame (header + trace blob: stored as the small JSON session plus the blob as it
+// is) or as JSON from an older node (stored whole, as before blobs existed); it is streamed to each
+// trainer in the encoding it asked for — a blob forwarded untouched to a binary trainer and decoded
+// only for a JSON one, a whole JSON result packed only for a binary one.
 import { PolarError } from "../protocol/errors.ts";
 import type { ReportedResult } from "../protocol/node-link.ts";
 import { checkTraceBlob, encodeTraceFrame, packTraces, TRACE_ARRAY_KEYS, traceTokenCounts, unpackTraces, type TraceEncoding } from "../protocol/trace-frame.ts";
@@ -30,11 +30,9 @@ export interface OutgoingResult {
 
 const withTraces = (session: ReportedResult, traces: Record<string, unknown>[]): ReportedResult => ({ ...session, trajectory: { ...session.trajectory, traces } });
 
-/** A JSON result, packed once (kept whole when its arrays cannot be carried exactly). */
-export function packReported(session: ReportedResult): PackedResult {
-  const packed = packTraces(session.trajectory.traces as Record<string, unknown>[]);
-  if (!packed) return { session, traces: null, tokens: null };
-  return { session: withTraces(session, packed.rest), traces: packed.blob, tokens: traceTokenCounts(packed.blob) };
+/** A JSON result (an older node's, or one the coordinator made): kept whole, so JSON trainers get it as before. */
+export function wholeResult(session: ReportedResult): PackedResult {
+  return { session, traces: null, tokens: null };
 }
 
 /**
