@@ -47,6 +47,16 @@ export interface TrainerClientOptions {
   ackedIdsKept?: number;
 }
 
+/** A frame from the coordinator: a text frame is JSON; a binary one a trace frame whose blob holds the result's token arrays. */
+export function parseCoordinatorFrame(data: string | ArrayBuffer | Uint8Array): CoordinatorToTrainer {
+  if (typeof data === "string") return CoordinatorToTrainer.parse(JSON.parse(data));
+  const { header, blob } = decodeTraceFrame(data instanceof Uint8Array ? data : new Uint8Array(data));
+  const message = CoordinatorToTrainer.parse(header);
+  if (message.type !== "result") throw new Error(`a trace frame carries a result, not ${message.type}`);
+  message.result.traces = unpackTraces(message.result.traces, blob);
+  return message;
+}
+
 interface Pending<T> {
   resolve: (value: T) => void;
   reject: (err: Error) => void;
@@ -164,18 +174,8 @@ export class TrainerClient {
     ws.onerror = () => {};
   }
 
-  /** A text frame is JSON; a binary one is a trace frame whose blob holds the result's token arrays. */
-  private parse(data: string | ArrayBuffer): CoordinatorToTrainer {
-    if (typeof data === "string") return CoordinatorToTrainer.parse(JSON.parse(data));
-    const { header, blob } = decodeTraceFrame(new Uint8Array(data));
-    const message = CoordinatorToTrainer.parse(header);
-    if (message.type !== "result") throw new Error(`a trace frame carries a result, not ${message.type}`);
-    message.result.traces = unpackTraces(message.result.traces, blob);
-    return message;
-  }
-
   private async onFrame(data: string | ArrayBuffer): Promise<void> {
-    const message = this.parse(data);
+    const message = parseCoordinatorFrame(data);
     switch (message.type) {
       case "welcome":
         this.credit(this.options.window ?? 64);
