@@ -5,7 +5,8 @@
 // still holds, from its own store, and which assignments its own restart cut off (those are
 // queued again by the coordinator, never reported as results).
 import type { EventBus } from "../lib/events.ts";
-import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator } from "../protocol/node-link.ts";
+import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator, type ReportedResult } from "../protocol/node-link.ts";
+import { nodeResultFrame } from "../protocol/node-result-frame.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
 import { TRANSCRIPT_KEY } from "../lib/transcript.ts";
 import type { NodeEvents } from "./events.ts";
@@ -53,6 +54,8 @@ export class CoordinatorLink {
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private delay: number;
   private stopped = false;
+  /** The coordinator's welcome accepts results as binary trace frames (token arrays packed). */
+  private traceFrames = false;
   private frames: Promise<void> = Promise.resolve();
   /** Node rollout id → the coordinator's rollout id and attempt (live and owed ones). */
   private readonly byLocal = new Map<string, { rolloutId: string; attempt: number }>();
@@ -140,6 +143,7 @@ export class CoordinatorLink {
     switch (message.type) {
       case "welcome":
         this.connected = true;
+        this.traceFrames = message.trace_frames;
         this.delay = this.options.reconnectMinMs ?? 500;
         this.startHeartbeat(message.heartbeat_ms);
         this.options.events?.emit("coordinator.connected", { url: this.options.url, node_id: message.node_id, at: Date.now() });
@@ -209,7 +213,9 @@ export class CoordinatorLink {
   private async sendResult(owed: OwedAssignment, result: Record<string, unknown>): Promise<void> {
     const transcript = await this.node.transcript?.(result).catch(() => null);
     const reported = { ...result, session_id: owed.coordinatorRolloutId, task_id: owed.taskId, ...(transcript && { [TRANSCRIPT_KEY]: transcript }) };
-    if (!this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported as never })) return;
+    const frame = this.traceFrames ? nodeResultFrame(owed.coordinatorRolloutId, owed.attempt, reported as ReportedResult) : null;
+    const sent = frame ? this.sendFrame(frame) : this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported as never });
+    if (!sent) return;
     this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: String(result.status), at: Date.now() });
   }
 
@@ -223,6 +229,12 @@ export class CoordinatorLink {
   /** Sends when the link is open; returns whether it was. */
   private send(message: NodeToCoordinator): boolean {
     return this.ws ? this.sendOn(this.ws, message) : false;
+  }
+
+  private sendFrame(frame: Uint8Array): boolean {
+    if (this.ws?.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(frame);
+    return true;
   }
 
   private sendOn(ws: WebSocket, message: NodeToCoordinator): boolean {
