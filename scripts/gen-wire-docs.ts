@@ -61,6 +61,7 @@ const ENDPOINTS: [string, string][] = [
   ["`GET /v1/admin/rollouts/:id[?group=]`", "[RolloutDetail](#rolloutdetail)"],
   ["`POST /v1/admin/pause` (coordinator)", "[ClusterPaused](#clusterpaused); `POST /v1/admin/resume` body [ResumeBody](#resumebody) → `{policy_version, paused}`"],
   ["`GET /events` (node and coordinator, admin token as `Authorization: Bearer`)", "Server-Sent Events: `id: n` + `data: ` [FeedFrame](#feedframe); `rollout.result` carries a [DashboardResult](#dashboardresult), `group.summary` a [DashboardGroup](#dashboardgroup) (docs/coordinator.md lists every event)"],
+  ["binary result frames: `ws /v1/trainer` after a hello with `encoding: \"binary\"`, `ws /v1/node` after a welcome with `trace_frames: true`", "a trace frame (`protocol/trace-frame.ts`): magic `PTF1`, a JSON header (the `result` message, its traces without `prompt_ids`, `response_ids`, `loss_mask`, `response_logprobs`) and those arrays packed; layout in [coordinator.md](coordinator.md#binary-trace-frames)"],
   ["`GET /metrics` (node and coordinator)", "Prometheus text format 0.0.4 (docs/coordinator.md lists the families)"],
   ["`POST /rollout/task/submit` (polar node and coordinator)", "body [RolloutTaskRequest](#rollouttaskrequest) → [TaskSubmitted](#tasksubmitted); 422 `detail: [{type, loc, msg, input, ctx?}]` in pydantic's words, 409 while the task id is live or was cancelled before submission, 413 over 16 MiB, 503 draining (node)"],
   ["`GET /rollout/task/:id`", "[TaskStatus](#taskstatus); 404 `{detail: \"Task not found\"}`"],
