@@ -4,8 +4,7 @@
 // decode to the same traces, null logprobs still null. Malformed frames are refused.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Assignment, ReportedResult } from "../protocol/node-link.ts";
-import { nodeResultFrame } from "../protocol/node-result-frame.ts";
-import { decodeTraceFrame, encodeTraceFrame, isTraceFrame, packTraces } from "../protocol/trace-frame.ts";
+import { decodeTraceFrame, encodeTraceFrame, isTraceFrame, nodeResultFrame, packTraces } from "../protocol/trace-frame.ts";
 import { CoordinatorToTrainer, TRAINER_PROTOCOL_VERSION, type StreamedResult } from "../protocol/trainer-stream.ts";
 import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./testing/cluster.ts";
 import { defaultResult } from "./testing/simulated-node.ts";

@@ -6,7 +6,7 @@
 // queued again by the coordinator, never reported as results).
 import type { EventBus } from "../lib/events.ts";
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator, type ReportedResult } from "../protocol/node-link.ts";
-import { nodeResultFrame } from "../protocol/node-result-frame.ts";
+import { nodeResultFrame } from "../protocol/trace-frame.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
 import { TRANSCRIPT_KEY } from "../lib/transcript.ts";
 import type { NodeEvents } from "./events.ts";

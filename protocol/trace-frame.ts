@@ -5,7 +5,9 @@
 // WebSocket binary message: a small JSON header plus a trace blob). The coordinator checks a
 // blob's structure (lengths and bounds, never its values) and forwards it as it came; the
 // clients decode it. Layout: docs/coordinator.md "Binary trace frames".
+import { z } from "zod";
 import { PolarError } from "./errors.ts";
+import type { ReportedResult } from "./node-link.ts";
 
 /** The per-token arrays of a trace that travel packed, in the blob's length-table order. */
 export const TRACE_ARRAY_KEYS = ["prompt_ids", "response_ids", "loss_mask", "response_logprobs"] as const;
@@ -13,9 +15,14 @@ export type TraceArrayKey = (typeof TRACE_ARRAY_KEYS)[number];
 
 /** "PTF1": the first four bytes of every trace frame (a JSON text frame can never start so). */
 export const TRACE_FRAME_MAGIC = 0x31465450;
-/** The encodings a trainer may ask for in its hello (JSON unless it asks). */
 export const TRACE_ENCODINGS = ["json", "binary"] as const;
-export type TraceEncoding = (typeof TRACE_ENCODINGS)[number];
+/**
+ * How result frames reach a trainer (its hello's `encoding`): `json` text frames (the default:
+ * what older clients get), or `binary` trace frames — the `result` message as a JSON header, its
+ * traces' token arrays packed after it.
+ */
+export const TraceEncoding = z.enum(TRACE_ENCODINGS);
+export type TraceEncoding = z.infer<typeof TraceEncoding>;
 
 /** Traces a blob may hold, and tokens an array may hold (far above any real rollout). */
 export const TRACE_BLOB_LIMITS = { maxTraces: 65_536, maxArrayLength: 1 << 28 } as const;
@@ -224,4 +231,16 @@ export function decodeTraceFrame(bytes: Uint8Array, maxHeaderBytes = 1 << 20): {
     throw new PolarError("bad_request", "trace frame header is not UTF-8 JSON");
   }
   return { header, blob: bytes.subarray(blobAt) };
+}
+
+/**
+ * A node's `result` message as one trace frame (sent when the coordinator's welcome says
+ * `trace_frames`): the message as the header, its traces without their arrays, which follow
+ * packed. Null when they cannot be packed exactly: the node sends JSON then.
+ */
+export function nodeResultFrame(rolloutId: string, attempt: number, result: ReportedResult): Uint8Array | null {
+  const packed = packTraces(result.trajectory.traces as Record<string, unknown>[]);
+  if (!packed) return null;
+  const header = { type: "result", rollout_id: rolloutId, attempt, result: { ...result, trajectory: { ...result.trajectory, traces: packed.rest } } };
+  return encodeTraceFrame(header, packed.blob);
 }

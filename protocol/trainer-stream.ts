@@ -6,13 +6,7 @@ import { WsErrorFrame } from "./errors.ts";
 import { AgentSpec, EvaluatorSpec, StrategySpec, TaskMetadata } from "./rollout.ts";
 import { RuntimeSpec } from "./runtime.ts";
 import { TaskStatsAnswer, TaskStatsQuery } from "./task-stats.ts";
-import { TRACE_ENCODINGS } from "./trace-frame.ts";
-
-/**
- * How result frames reach a trainer: `json` text frames (the default: what older clients get), or
- * `binary` trace frames — a JSON header plus the traces' token arrays packed (protocol/trace-frame.ts).
- */
-export const TraceEncoding = z.enum(TRACE_ENCODINGS);
+import { TraceEncoding } from "./trace-frame.ts";
 
 export const TRAINER_PROTOCOL_VERSION = 1;
 

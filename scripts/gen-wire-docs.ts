@@ -19,6 +19,7 @@ import * as harnessNames from "../protocol/harness-names.ts";
 import * as nodeLink from "../protocol/node-link.ts";
 import * as task from "../protocol/task.ts";
 import * as trainerStream from "../protocol/trainer-stream.ts";
+import * as traceFrame from "../protocol/trace-frame.ts";
 import * as taskStats from "../protocol/task-stats.ts";
 import * as gym from "../protocol/gym.ts";
 import * as enginePolicy from "../protocol/engine-policy.ts";
@@ -41,6 +42,7 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "generate.ts", title: "`polar generate` output (trajectories.jsonl, attempts.jsonl, run.json, summary.json)", exports: generate },
   { file: "node-link.ts", title: "Node ↔ coordinator WebSocket (`/v1/node`)", exports: nodeLink },
   { file: "trainer-stream.ts", title: "Trainer ↔ coordinator WebSocket (`/v1/trainer`)", exports: trainerStream },
+  { file: "trace-frame.ts", title: "Binary trace frames (layout: [coordinator.md](coordinator.md#binary-trace-frames))", exports: traceFrame },
   { file: "task-stats.ts", title: "Per-task pass rates (trainer stream `task_stats`, `GET /v1/admin/tasks`)", exports: taskStats },
   { file: "gym.ts", title: "NeMo Gym agent server", exports: gym },
   { file: "engine-policy.ts", title: "Mock engine's trainable policy (`/polar/policy`, examples/learn)", exports: enginePolicy },

@@ -2,7 +2,7 @@
 // exactly — handshake, heartbeats, results kept until acknowledged, cancel, drain, pause — with a
 // simulated pipeline instead of sandboxes, so the coordinator is exercised over real WebSockets.
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator, type ReportedResult } from "../../protocol/node-link.ts";
-import { nodeResultFrame } from "../../protocol/node-result-frame.ts";
+import { nodeResultFrame } from "../../protocol/trace-frame.ts";
 
 export interface SimulatedNodeOptions {
   url: string;
