@@ -32,7 +32,10 @@ export interface TrainerClientOptions {
    * `json`. A coordinator older than trace frames sends JSON whatever is asked; both are read.
    */
   encoding?: TraceEncoding;
-  /** Acknowledge each result as soon as `onResult` returns (default true). */
+  /**
+   * Acknowledge each result as soon as `onResult` returns (default true); the acknowledgements and
+   * the credits they give back go out together, one frame each per turn of the event loop.
+   */
   autoAck?: boolean;
   onResult?: (result: StreamedResult) => void | Promise<void>;
   onGroup?: (group: GroupMessage) => void;
@@ -73,6 +76,8 @@ export class TrainerClient {
   private nextRequest = 0;
   private connected: Promise<void>;
   private markConnected!: () => void;
+  /** Auto-acknowledged ids waiting for this turn's `ack` frame. */
+  private autoAcked: string[] = [];
   /** Results received (after de-duplication), and repeats dropped. */
   readonly counts = { results: 0, duplicates: 0 };
 
@@ -205,10 +210,7 @@ export class TrainerClient {
         this.unacked.add(id);
         this.counts.results++;
         await this.options.onResult?.(message.result);
-        if (this.options.autoAck ?? true) {
-          this.ack([id]);
-          this.credit(1);
-        }
+        if (this.options.autoAck ?? true) this.autoAck(id);
         return;
       }
       case "group":
@@ -225,6 +227,17 @@ export class TrainerClient {
       case "resumed":
         return;
     }
+  }
+
+  private autoAck(id: string): void {
+    this.autoAcked.push(id);
+    if (this.autoAcked.length > 1) return;
+    setImmediate(() => {
+      const ids = this.autoAcked;
+      this.autoAcked = [];
+      this.ack(ids);
+      this.credit(ids.length);
+    });
   }
 
   private settle(requestId: string, value: unknown): void {
