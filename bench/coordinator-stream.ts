@@ -45,7 +45,10 @@ interface Row {
   results: number;
   seconds: number;
   cpuMsPerResult: number;
-  rss: { start: number; peak: number; end: number };
+  /** This process's: the simulated nodes encoding, the trainer client decoding. */
+  benchCpuMsPerResult: number;
+  /** RSS MiB when the stream starts, at each quarter of the results received, and 1 s after the last. */
+  rss: { quarters: number[]; peak: number; end: number };
   lost: number;
   repeated: number;
   corrupted: number;
@@ -135,22 +138,25 @@ async function streamOnce(variant: Variant, tokens: number, count: number): Prom
     }
   };
   const rssMiB = () => rssBytes(child.pid) / 1024 / 1024;
-  const start = rssMiB();
-  let peak = start;
+  const quarters = [rssMiB()];
+  let peak = quarters[0]!;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMiB())), 250);
   const done = new Promise<void>((resolveDone) => {
     onReceived = () => {
+      if (received % Math.ceil(count / 4) === 0 || received === count) quarters.push(rssMiB());
       if (received >= count) resolveDone();
       else release();
     };
   });
   const cpu0 = cpuSeconds(child.pid);
+  const own0 = process.cpuUsage();
   const t0 = performance.now();
   release();
   const timeout = setTimeout(() => console.error(`still waiting: ${received}/${count}`), 600_000);
   await done;
   const seconds = (performance.now() - t0) / 1000;
   const cpu1 = cpuSeconds(child.pid);
+  const own = process.cpuUsage(own0);
   clearTimeout(timeout);
   await Bun.sleep(1000); // late repeats would show up here
   clearInterval(sampler);
@@ -162,20 +168,20 @@ async function streamOnce(variant: Variant, tokens: number, count: number): Prom
   child.kill("SIGTERM");
   await child.exited;
   rmSync(dir, { recursive: true, force: true });
-  return { tokens, variant: variant.name, results: received, seconds, cpuMsPerResult: ((cpu1 - cpu0) * 1000) / count, rss: { start, peak: Math.max(peak, end), end }, lost, repeated, corrupted };
+  return { tokens, variant: variant.name, results: received, seconds, cpuMsPerResult: ((cpu1 - cpu0) * 1000) / count, benchCpuMsPerResult: (own.user + own.system) / 1000 / count, rss: { quarters: quarters.slice(0, 5), peak: Math.max(peak, ...quarters), end }, lost, repeated, corrupted };
 }
 
 const load = () => (require("node:os") as typeof import("node:os")).loadavg().map((l) => l.toFixed(2)).join(", ");
 console.log(`machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; load average at start ${load()}; ${new Date().toISOString()}`);
 console.log(`${NODES} simulated nodes; one trainer (window 512); baseline ${BASELINE}`);
-console.log(`| tokens a trace | variant | results | seconds | results/s | M tokens/s | coordinator CPU ms/result | coordinator RSS MiB start → peak → end | lost | repeated | corrupted |`);
-console.log(`|---|---|---|---|---|---|---|---|---|---|---|`);
+console.log(`| tokens a trace | variant | results | seconds | results/s | M tokens/s | coordinator CPU ms/result | nodes + trainer CPU ms/result | coordinator RSS MiB: start, ¼, ½, ¾, all received; peak; 1 s after | lost | repeated | corrupted |`);
+console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|`);
 for (const [i, tokens] of SIZES.entries()) {
   const count = COUNTS[i] ?? COUNTS.at(-1)!;
   for (const variant of VARIANTS) {
     const r = await streamOnce(variant, tokens, count);
     const rate = r.results / r.seconds;
-    console.log(`| ${tokens} | ${r.variant} | ${r.results} | ${r.seconds.toFixed(2)} | ${rate.toFixed(0)} | ${((rate * tokens) / 1e6).toFixed(2)} | ${r.cpuMsPerResult.toFixed(2)} | ${r.rss.start.toFixed(0)} → ${r.rss.peak.toFixed(0)} → ${r.rss.end.toFixed(0)} | ${r.lost} | ${r.repeated} | ${r.corrupted} |`);
+    console.log(`| ${tokens} | ${r.variant} | ${r.results} | ${r.seconds.toFixed(2)} | ${rate.toFixed(0)} | ${((rate * tokens) / 1e6).toFixed(2)} | ${r.cpuMsPerResult.toFixed(2)} | ${r.benchCpuMsPerResult.toFixed(2)} | ${r.rss.quarters.map((q) => q.toFixed(0)).join(", ")}; ${r.rss.peak.toFixed(0)}; ${r.rss.end.toFixed(0)} | ${r.lost} | ${r.repeated} | ${r.corrupted} |`);
   }
 }
 console.log(`load average at end ${load()}`);
