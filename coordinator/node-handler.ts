@@ -20,7 +20,7 @@ export class NodeHandler {
     return this.coordinator.nodeHello(peer, hello);
   }
 
-  /** `packed`: the result of a trace frame, its blob already checked (a JSON result is packed here). */
+  /** `packed`: the result of a trace frame, its blob already checked (a JSON result is kept whole). */
   async message(node: NodeState, message: NodeToCoordinator, packed?: PackedResult): Promise<void> {
     const c = this.coordinator;
     c.nodeHeard(node);
