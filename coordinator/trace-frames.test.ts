@@ -113,12 +113,7 @@ describe("binary trace frames", () => {
     await t.submit({ task: TASK, n: 1, agent: AGENT });
     await waitFor(() => node.received.length === 1, "assigned");
     const a = node.received[0]!;
-    const errors: string[] = [];
-    const ws = (node as unknown as { ws: WebSocket }).ws;
-    ws.addEventListener("message", (e) => {
-      const m = JSON.parse(String(e.data)) as { type: string; message?: string };
-      if (m.type === "error") errors.push(m.message!);
-    });
+    const errors = () => node.errors.map((e) => e.message);
     const good = nodeResultFrame(a.rollout_id, a.attempt, resultOf(a))!;
     const truncated = good.subarray(0, good.byteLength - 1);
     const { header, blob } = decodeTraceFrame(good);
@@ -127,17 +122,18 @@ describe("binary trace frames", () => {
     const notAResult = encodeTraceFrame({ type: "progress", rollout_id: a.rollout_id, attempt: 1, state: "run" }, blob);
     const badHeader = good.slice();
     new DataView(badHeader.buffer).setUint32(4, 1 << 30, true);
-    for (const frame of [truncated, oneTraceTooMany, arraysInHeader, notAResult, badHeader]) ws.send(frame);
-    await waitFor(() => errors.length === 5, "five error frames");
-    expect(errors[0]).toMatch(/malformed trace blob/);
-    expect(errors[1]).toMatch(/4 traces in the blob, 2 in the header/);
-    expect(errors[2]).toMatch(/carries prompt_ids in its header/);
-    expect(errors[3]).toMatch(/not progress/);
-    expect(errors[4]).toMatch(/header/);
+    for (const frame of [truncated, oneTraceTooMany, arraysInHeader, notAResult, badHeader]) node.sendBinary(frame);
+    await waitFor(() => errors().length === 5, "five error frames");
+    expect(node.errors.every((e) => e.code === "bad_request")).toBe(true);
+    expect(errors()[0]).toMatch(/malformed trace blob/);
+    expect(errors()[1]).toMatch(/4 traces in the blob, 2 in the header/);
+    expect(errors()[2]).toMatch(/carries prompt_ids in its header/);
+    expect(errors()[3]).toMatch(/not progress/);
+    expect(errors()[4]).toMatch(/header/);
     const stats = (await (await cluster.admin("/v1/admin/stats")).json()) as { rollouts_by_state: Record<string, number> };
     expect(stats.rollouts_by_state.completed ?? 0).toBe(0);
     // The node's good frame is still accepted after all that.
-    ws.send(good);
+    node.sendBinary(good);
     await waitFor(async () => ((await (await cluster!.admin("/v1/admin/stats")).json()) as { rollouts_by_state: Record<string, number> }).rollouts_by_state.completed === 1, "the good one stored");
   }, T);
 });

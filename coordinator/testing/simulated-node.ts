@@ -50,6 +50,8 @@ export class SimulatedNode {
   private readonly interrupted = new Map<string, { attempt: number; cause: string }>();
   readonly received: Assignment[] = [];
   readonly cancels: string[] = [];
+  /** Error frames the coordinator sent, in order. */
+  readonly errors: { code: string; message: string }[] = [];
   pauses = 0;
   drained = false;
   welcomed: Promise<void> = Promise.resolve();
@@ -120,6 +122,9 @@ export class SimulatedNode {
       case "drain":
         this.drained = true;
         return;
+      case "error":
+        this.errors.push({ code: message.code, message: message.message });
+        return;
       default:
         return;
     }
@@ -147,7 +152,12 @@ export class SimulatedNode {
   private sendResult(rolloutId: string, attempt: number, result: ReportedResult): void {
     const frame = this.options.traceFrames && this.traceFramesAccepted ? nodeResultFrame(rolloutId, attempt, result) : null;
     if (!frame) return this.send({ type: "result", rollout_id: rolloutId, attempt, result });
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(frame);
+    this.sendBinary(frame);
+  }
+
+  /** A binary message as it is (trace frames, or hostile bytes in tests). */
+  sendBinary(bytes: Uint8Array): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(bytes);
   }
 
   send(message: NodeToCoordinator | Record<string, unknown>): void {
