@@ -8,8 +8,7 @@ import type { ReportedResult } from "../protocol/node-link.ts";
 import { checkTraceBlob, encodeTraceFrame, packTraces, TRACE_ARRAY_KEYS, traceTokenCounts, unpackTraces, type TraceEncoding } from "../protocol/trace-frame.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import { resultFacts, type ResultFacts } from "../lib/result-facts.ts";
-import { isUsableResult } from "../lib/rollout-api/task-status.ts";
-import { streamedFromRow } from "./results.ts";
+import { isUsable, streamedFromRow } from "./results.ts";
 import type { ResultWithTraces } from "./store/repo.ts";
 
 type TokenCounts = { prompt: number; response: number; trainable: number };
@@ -49,9 +48,9 @@ export function packedFromFrame(session: ReportedResult, blob: Uint8Array): Pack
   return { session, traces: blob, tokens: traceTokenCounts(blob, layout) };
 }
 
-/** Counts toward early stop (lib/rollout-api/task-status.ts's rule, on the blob's counts when packed). */
+/** Counts toward early stop (results.ts's rule; on the blob's counts when packed). */
 export function isUsablePacked(p: PackedResult): boolean {
-  if (!p.tokens) return isUsableResult(p.session);
+  if (!p.tokens) return isUsable(p.session);
   return p.session.status === "COMPLETED" && p.tokens.some((t) => t.prompt > 0 && t.response > 0 && t.trainable > 0);
 }
 
