@@ -221,8 +221,8 @@ function logprobs(view: Float64Array, from: number, n: number): (number | null)[
 }
 
 /**
- * The traces again: `rest[i]` with its arrays from the blob. Refuses a malformed blob and a mask
- * value other than 0/1; a NaN logprob (null when packed: not returned by the engine) is null.
+ * The traces again: `rest[i]` with its arrays from the blob. Refuses a malformed blob, a mask
+ * value other than 0/1 and a `rest[i]` that carries an array of its own; a NaN logprob (null when packed: not returned by the engine) is null.
  */
 export function unpackTraces(rest: readonly Record<string, unknown>[], blob: Uint8Array): Record<string, unknown>[] {
   const layout = checkTraceBlob(blob, rest.length);
@@ -233,6 +233,8 @@ export function unpackTraces(rest: readonly Record<string, unknown>[], blob: Uin
   let i = 0;
   let u = layout.u8At;
   return layout.traces.map((l, t) => {
+    const key = TRACE_ARRAY_KEYS.find((k) => k in rest[t]!);
+    if (key) throw malformed(`trace ${t} carries ${key} beside the blob's`);
     const trace: Record<string, unknown> = { ...rest[t] };
     if (l.prompt_ids !== null) {
       trace.prompt_ids = ints(i32, i, l.prompt_ids);

@@ -69,6 +69,7 @@ export function traceFramesFixture() {
       { name: "trace_count_unlike_header", hex: patched(blobAt, 2, "u32") },
       { name: "negative_length", hex: patched(blobAt + 8, -5, "i32") },
       { name: "mask_value_2", hex: patched(good.byteLength - 1, 2, "u8") },
+      { name: "header_trace_with_its_own_array", hex: hex(encodeTraceFrame({ type: "result", result: { ...raw, traces: [{ prompt_ids: [1] }, {}, {}] } }, packTraces(RAW_TRACES)!.blob)) },
     ],
   };
 }

@@ -50,14 +50,17 @@ export interface TrainerClientOptions {
   ackedIdsKept?: number;
 }
 
-/** A frame from the coordinator: a text frame is JSON; a binary one a trace frame whose blob holds the result's token arrays. */
+/**
+ * A frame from the coordinator: a text frame is JSON; a binary one a trace frame whose blob holds
+ * the result's token arrays, put back into its header's traces before the message is checked
+ * against the same schema as a JSON frame.
+ */
 export function parseCoordinatorFrame(data: string | ArrayBuffer | Uint8Array): CoordinatorToTrainer {
   if (typeof data === "string") return CoordinatorToTrainer.parse(JSON.parse(data));
   const { header, blob } = decodeTraceFrame(data instanceof Uint8Array ? data : new Uint8Array(data));
-  const message = CoordinatorToTrainer.parse(header);
-  if (message.type !== "result") throw new Error(`a trace frame carries a result, not ${message.type}`);
-  message.result.traces = unpackTraces(message.result.traces, blob);
-  return message;
+  const h = header as { type?: unknown; result?: { traces?: unknown } } | null;
+  if (h?.type !== "result" || !Array.isArray(h.result?.traces)) throw new Error("a trace frame carries a result with its traces");
+  return CoordinatorToTrainer.parse({ ...h, result: { ...h.result, traces: unpackTraces(h.result.traces as Record<string, unknown>[], blob) } });
 }
 
 interface Pending<T> {
