@@ -7,8 +7,7 @@ import { PeerIdentities } from "./peer-identities.ts";
 import { EventBus, type ListenerErrorSink } from "../lib/events.ts";
 import { TaskCatalog } from "../lib/task-catalog.ts";
 import { PolarError } from "../protocol/errors.ts";
-import type { GatewayLatency, NodeHello, NodeRolloutState, ReportedResult, StageLoad } from "../protocol/node-link.ts";
-import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import type { GatewayLatency, NodeHello, NodeRolloutState, StageLoad } from "../protocol/node-link.ts";
 import type { CoordinatorConfig } from "./config.ts";
 import type { CoordinatorCore } from "./core.ts";
 import { countEvents, type CoordinatorCounters } from "./counters.ts";
@@ -21,6 +20,7 @@ import { leastLoadedWarmFirst } from "./least-loaded-policy.ts";
 import { NodePresence } from "./node-presence.ts";
 import { NodeBook, slots, type NodePeer, type NodeState } from "./node-states.ts";
 import { Outcomes } from "./outcomes.ts";
+import type { OutgoingResult, PackedResult } from "./packed-results.ts";
 import { cancelStale } from "./policy-versions.ts";
 import type { RolloutQueue } from "./queue.ts";
 import { restoreFromStore } from "./restore.ts";
@@ -202,7 +202,7 @@ export class Coordinator {
   }
 
   /** A node's result; resolves once the node may forget it. */
-  acceptResult(nodeId: string, rolloutId: string, attempt: number, result: ReportedResult): Promise<"accepted" | "dropped"> {
+  acceptResult(nodeId: string, rolloutId: string, attempt: number, result: PackedResult): Promise<"accepted" | "dropped"> {
     return this.outcomes.acceptResult(nodeId, rolloutId, attempt, result);
   }
 
@@ -273,8 +273,8 @@ export class Coordinator {
   }
 
   /** Results ready for a trainer's stream (listens on `result.ready`). */
-  onResultReady(listener: (trainerId: string, result: StreamedResult) => void): void {
-    this.events.on("result.ready", (e) => listener(e.trainer_id, e.result));
+  onResultReady(listener: (trainerId: string, result: OutgoingResult) => void): void {
+    this.events.on("result.ready", (e) => listener(e.trainer_id, { result: e.result, traces: e.traces }));
   }
 
   /** Waits for every store write issued so far (tests, shutdown). */

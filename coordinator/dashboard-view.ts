@@ -11,6 +11,7 @@ import type { Coordinator } from "./coordinator.ts";
 import type { CoordinatorMetrics } from "./metrics.ts";
 import { slots } from "./node-states.ts";
 import { isTerminalRolloutState } from "./rollout-states.ts";
+import { wholeSession } from "./packed-results.ts";
 import { pendingCount, type TrainerStream } from "./trainer-streams.ts";
 import { transcriptOf } from "../lib/transcript.ts";
 
@@ -148,7 +149,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
       const row = await coordinator.repo.findGroup(groupId);
       if (!row) return undefined;
       const rows = await coordinator.repo.groupRollouts(groupId);
-      const results = new Map((await coordinator.repo.groupResults(groupId)).map((r) => [r.rolloutId, r]));
+      const results = new Map((await coordinator.repo.groupResultsWithTraces(groupId)).map((r) => [r.rolloutId, r]));
       return {
         group_id: row.id,
         task_id: row.taskId,
@@ -157,7 +158,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
         trainer_id: row.trainerId,
         rollouts: rows.map((r) => {
           const res = results.get(r.id);
-          const facts = res ? resultFacts(res.session) : null;
+          const facts = res ? resultFacts(wholeSession(res)) : null;
           return {
             rollout_id: r.id,
             state: r.state,
@@ -178,8 +179,8 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
       if (!groupId) return undefined;
       const row = (await coordinator.repo.groupRollouts(groupId)).find((r) => r.id === rolloutId);
       if (!row) return undefined;
-      const stored = (await coordinator.repo.groupResults(groupId)).find((r) => r.rolloutId === rolloutId);
-      const session = stored?.session ?? null;
+      const stored = (await coordinator.repo.groupResultsWithTraces(groupId)).find((r) => r.rolloutId === rolloutId);
+      const session = stored ? wholeSession(stored) : null;
       const group = await coordinator.repo.findGroup(groupId);
       return {
         rollout_id: rolloutId,

@@ -6,7 +6,8 @@
 // group.created, task.updated ← group.progressed, task.completed ← group.finished,
 // session.state_changed ← rollout.state_changed.
 import type { ResultFacts } from "../lib/result-facts.ts";
-import type { GroupEndStatus, StreamedResult } from "../protocol/trainer-stream.ts";
+import type { GroupEndStatus } from "../protocol/trainer-stream.ts";
+import type { StreamedHeader } from "./results.ts";
 import type { ExhaustedReason } from "./dynamic-sampling.ts";
 import type { GatewayLatency, NodeRolloutState, StageCapacity, StageLoad } from "../protocol/node-link.ts";
 import type { NodeStateName } from "./node-states.ts";
@@ -63,7 +64,7 @@ export interface CoordinatorEvents {
     group_id: string;
     node_id: string;
     attempt: number;
-    status: StreamedResult["status"];
+    status: StreamedHeader["status"];
     reward: number | null;
     timing: Record<string, number>;
     /** Failure kind, tokens and capture fidelity read from the result (lib/result-facts.ts). */
@@ -73,7 +74,8 @@ export interface CoordinatorEvents {
   /** A node's result for an attempt that is no longer current (reassigned, cancelled, repeated). */
   "result.dropped": { rollout_id: string; node_id: string; attempt: number; at: number };
   /** A stored result is ready for its trainer's stream. */
-  "result.ready": { trainer_id: string; result: StreamedResult };
+  /** `traces`: the result's trace blob (coordinator/packed-results.ts); null when `result.traces` are whole. */
+  "result.ready": { trainer_id: string; result: StreamedHeader; traces: Uint8Array | null };
   /** A result frame went to a trainer. */
   "result.delivered": { result_id: string; trainer_id: string; bytes: number; at: number };
   /** A trainer acknowledged results. */

@@ -5,6 +5,7 @@ import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import { LINK_PROTOCOL_VERSION, type NodeHello, type NodeToCoordinator } from "../protocol/node-link.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { NodePeer, NodeState } from "./node-states.ts";
+import { wholeResult, type PackedResult } from "./packed-results.ts";
 import type { PauseBook } from "./pauses.ts";
 import { refusePeer } from "./peer-identities.ts";
 
@@ -43,12 +44,8 @@ export class NodeHandler {
       case "progress":
         c.nodeProgress(node, message.rollout_id, message.attempt, message.state);
         return;
-      case "result": {
-        // Stored (or recognised as late / repeated) before the node is told it may forget it.
-        await c.acceptResult(node.id, message.rollout_id, message.attempt, message.result);
-        node.peer?.send({ type: "result_ack", rollout_id: message.rollout_id, attempt: message.attempt });
-        return;
-      }
+      case "result":
+        return this.result(node, peer, message.rollout_id, message.attempt, wholeResult(message.result));
       case "paused":
         this.pauses.drained(message.request_id, node.id);
         return;
@@ -56,6 +53,15 @@ export class NodeHandler {
         return;
     }
   }
+  /** A result (a JSON one kept whole, or a trace frame's with its checked blob): stored, or recognised as late or repeated, before the node is told it may forget it. */
+  async result(node: NodeState, peer: NodePeer, rolloutId: string, attempt: number, packed: PackedResult): Promise<void> {
+    const c = this.coordinator;
+    if (node.peer !== peer) return;
+    c.nodeHeard(node);
+    await c.acceptResult(node.id, rolloutId, attempt, packed);
+    node.peer?.send({ type: "result_ack", rollout_id: rolloutId, attempt });
+  }
+
 
   closed(node: NodeState, peer: NodePeer): void {
     if (node.peer !== peer) return; // an older connection of a node that already reconnected

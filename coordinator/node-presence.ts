@@ -27,7 +27,7 @@ export class NodePresence {
     const reconnect = node !== undefined;
     c.nodes.recordHello(node ?? (node = c.nodes.add(hello.node_id, { to: "connected", peer, cause: "hello" })), hello);
     if (reconnect) c.nodes.move(node, { to: "connected", peer, cause: "hello" });
-    peer.send({ type: "welcome", protocol_version: LINK_PROTOCOL_VERSION, node_id: node.id, heartbeat_ms: c.config.heartbeatMs, policy_version: c.policyVersion(), ...(issuedSecret && { node_secret: issuedSecret }) });
+    peer.send({ type: "welcome", protocol_version: LINK_PROTOCOL_VERSION, node_id: node.id, heartbeat_ms: c.config.heartbeatMs, policy_version: c.policyVersion(), trace_frames: true, ...(issuedSecret && { node_secret: issuedSecret }) });
 
     // What both agree on stays; what the node runs that is no longer its own is cancelled there.
     const kept = new Set<string>();

@@ -1,13 +1,16 @@
 // Why: what the coordinator reads out of a node's SessionResult — reward, usability, policy
 // versions — and the GRPO advantages of a finished group, as pure functions.
-import type { ReportedResult } from "../protocol/node-link.ts";
-import { SessionResult } from "../protocol/rollout.ts";
+import type { ReportedResult, ReportedResultHeader } from "../protocol/node-link.ts";
+import { SessionResult, type RolloutTraceHeader } from "../protocol/rollout.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import type { ResultRow } from "./store/repo.ts";
 import { isUsableResult } from "../lib/rollout-api/task-status.ts";
 
+/** A streamed result whose traces may lack their token arrays: they are in its blob when it has one (coordinator/packed-results.ts). */
+export type StreamedHeader = Omit<StreamedResult, "traces"> & { traces: RolloutTraceHeader[] };
+
 /** The session's reward: every trace carries the evaluation's reward; null when it has no trace. */
-export function sessionReward(result: SessionResult): number | null {
+export function sessionReward(result: ReportedResultHeader): number | null {
   return result.trajectory.traces[0]?.reward ?? null;
 }
 
@@ -16,7 +19,7 @@ export function isUsable(result: SessionResult): boolean {
   return isUsableResult(result);
 }
 
-function policyVersionsOf(result: SessionResult): number[] {
+function policyVersionsOf(result: ReportedResultHeader): number[] {
   const versions = new Set<number>();
   for (const trace of result.trajectory.traces) {
     const stamped = trace.metadata.policy_versions;
@@ -26,19 +29,19 @@ function policyVersionsOf(result: SessionResult): number[] {
 }
 
 /** The numeric stage durations of a result's timing (SessionTiming, ms; the per-category maps left out). */
-export function resultTiming(result: SessionResult): Record<string, number> {
+export function resultTiming(result: ReportedResultHeader): Record<string, number> {
   return Object.fromEntries(Object.entries(result.timing).filter((e): e is [string, number] => typeof e[1] === "number"));
 }
 
 export function streamedResult(args: {
-  result: SessionResult;
+  result: ReportedResultHeader;
   /** The rollout's terminal state: the session's status, or CANCELLED when the coordinator cancelled it. */
   status: StreamedResult["status"];
   groupId: string;
   rolloutId: string;
   policyVersionStarted: number;
   stale: boolean;
-}): StreamedResult {
+}): StreamedHeader {
   const { result } = args;
   return {
     result_id: args.rolloutId,
@@ -58,7 +61,7 @@ export function streamedResult(args: {
 }
 
 /** A stored result as its trainer receives it. */
-export function streamedFromRow(row: ResultRow): StreamedResult {
+export function streamedFromRow(row: ResultRow): StreamedHeader {
   return streamedResult({
     result: row.session,
     status: row.status,

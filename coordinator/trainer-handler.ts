@@ -3,13 +3,14 @@
 // to it within its credits (fresh ones from memory, older ones from the store).
 import { asPolarError, PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import { unknownNames } from "../protocol/harness-names.ts";
-import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
+import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import type { Coordinator } from "./coordinator.ts";
 import { rewardStd } from "./dynamic-sampling.ts";
 import { requestForGroup, type AdvantageMode, type GroupSampling } from "./groups.ts";
 import type { PauseBook } from "./pauses.ts";
 import { refusePeer } from "./peer-identities.ts";
-import { groupAdvantages, streamedFromRow } from "./results.ts";
+import { heldBytes, outgoingFromRow, type OutgoingResult } from "./packed-results.ts";
+import { groupAdvantages } from "./results.ts";
 import type { TaskCatalog } from "./task-catalog.ts";
 import { newTrainerStream, pendingCount, takePending, type TrainerPeer, type TrainerStream } from "./trainer-streams.ts";
 
@@ -58,7 +59,7 @@ export class TrainerHandler {
     const { stream, issued } = admitted.value;
     const unacked = await c.repo.unackedIds(stream.id);
     for (const id of unacked) this.enqueue(stream, id);
-    peer.send({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: stream.id, policy_version: c.policyVersion, unacked: unacked.length, ...(issued && { trainer_secret: issued }) });
+    peer.send({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: stream.id, policy_version: c.policyVersion, unacked: unacked.length, encoding: message.encoding, ...(issued && { trainer_secret: issued }) });
     for (const groupId of await c.repo.finishedGroupsWithUnacked(stream.id)) await this.sendGroup(stream, groupId);
     return stream;
   }
@@ -179,11 +180,11 @@ export class TrainerHandler {
     }
   }
 
-  private resultReady(trainerId: string, result: StreamedResult): void {
+  private resultReady(trainerId: string, out: OutgoingResult): void {
     const stream = this.trainers.get(trainerId);
     if (!stream?.peer) return; // owed: sent from the store when the trainer connects
-    this.coordinator.cache.set(result, estimateBytes(result));
-    this.enqueue(stream, result.result_id);
+    this.coordinator.cache.set(out, heldBytes(out));
+    this.enqueue(stream, out.result.result_id);
     void this.pump(stream);
   }
 
@@ -201,21 +202,21 @@ export class TrainerHandler {
     try {
       while (stream.peer && stream.credits > 0 && pendingCount(stream) > 0) {
         const ids = takePending(stream, Math.min(stream.credits, PUMP_BATCH));
-        const found = new Map<string, StreamedResult>();
+        const found = new Map<string, OutgoingResult>();
         const missing: string[] = [];
         for (const id of ids) {
           const cached = c.cache.take(id);
           if (cached) found.set(id, cached);
           else missing.push(id);
         }
-        if (missing.length > 0) for (const row of await c.repo.resultsById(missing)) found.set(row.rolloutId, streamedFromRow(row));
+        if (missing.length > 0) for (const row of await c.repo.resultsById(missing)) found.set(row.rolloutId, outgoingFromRow(row));
         for (const id of ids) {
           stream.queued.delete(id);
-          const result = found.get(id);
-          if (!result || !stream.peer) continue; // pruned, or the trainer left (it is owed again on reconnect)
+          const out = found.get(id);
+          if (!out || !stream.peer) continue; // pruned, or the trainer left (it is owed again on reconnect)
           await stream.peer.drained();
           if (!stream.peer) continue;
-          const bytes = stream.peer.send({ type: "result", result });
+          const bytes = stream.peer.sendResult(out);
           stream.credits--;
           stream.inFlight.add(id);
           c.resultDelivered(stream.id, id, bytes);
@@ -261,13 +262,4 @@ export class TrainerHandler {
 /** Harness and builder names are checked here, not first on a node after dispatch. */
 function unknownName(spec: GroupSpec): string | null {
   return unknownNames(spec.agent.harness, spec.builder?.strategy);
-}
-
-/** Token arrays dominate a result's size: ~8 bytes a token in the four per-token arrays. */
-function estimateBytes(result: StreamedResult): number {
-  let tokens = 0;
-  for (const trace of result.traces) {
-    tokens += trace.prompt_ids.length + trace.response_ids.length + trace.loss_mask.length + trace.response_logprobs.length;
-  }
-  return 1024 + tokens * 8;
 }

@@ -6,6 +6,7 @@
 // queued again by the coordinator, never reported as results).
 import type { EventBus } from "../lib/events.ts";
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeRolloutState, type NodeToCoordinator } from "../protocol/node-link.ts";
+import { nodeResultFrame } from "../protocol/trace-frame.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
 import type { Transcript } from "../lib/transcript.ts";
 import { reportedResult } from "./assignment-ids.ts";
@@ -57,6 +58,8 @@ export class CoordinatorLink {
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private delay: number;
   private stopped = false;
+  /** The coordinator's welcome accepts results as binary trace frames (token arrays packed). */
+  private traceFrames = false;
   private frames: Promise<void> = Promise.resolve();
   /** Node rollout id → the coordinator's rollout id and attempt (live and owed ones). */
   private readonly byLocal = new Map<string, { rolloutId: string; attempt: number }>();
@@ -152,6 +155,7 @@ export class CoordinatorLink {
         // Issued at this node id's first registration: kept before anything else, for every later hello.
         if (message.node_secret) this.options.identity?.save(message.node_secret);
         this.connected = true;
+        this.traceFrames = message.trace_frames;
         this.delay = this.options.reconnectMinMs ?? 500;
         this.startHeartbeat(message.heartbeat_ms);
         this.options.events?.emit("coordinator.connected", { url: this.options.url, node_id: message.node_id, at: Date.now() });
@@ -220,7 +224,10 @@ export class CoordinatorLink {
   /** The result as the coordinator knows the rollout: its ids, not the node's own. */
   private async sendResult(owed: AssignmentRow, result: SessionResult): Promise<void> {
     const transcript = (await this.node.transcript?.(result).catch(() => null)) ?? null;
-    if (!this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reportedResult(result, owed, transcript) })) return;
+    const reported = reportedResult(result, owed, transcript);
+    const frame = this.traceFrames ? nodeResultFrame(owed.coordinatorRolloutId, owed.attempt, reported) : null;
+    const sent = frame ? this.sendFrame(frame) : this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported });
+    if (!sent) return;
     this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: result.status, at: Date.now() });
   }
 
@@ -234,6 +241,12 @@ export class CoordinatorLink {
   /** Sends when the link is open; returns whether it was. */
   private send(message: NodeToCoordinator): boolean {
     return this.ws ? this.sendOn(this.ws, message) : false;
+  }
+
+  private sendFrame(frame: Uint8Array): boolean {
+    if (this.ws?.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(frame);
+    return true;
   }
 
   private sendOn(ws: WebSocket, message: NodeToCoordinator): boolean {

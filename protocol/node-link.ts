@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { WsErrorFrame } from "./errors.ts";
 import { TranscriptMessage } from "./admin.ts";
-import { ROLLOUT_RESULT_STATUSES, SessionResult, TaskRequest } from "./rollout.ts";
+import { ROLLOUT_RESULT_STATUSES, RolloutTraceHeader, RolloutTrajectory, SessionResult, STATUS_OF_TRAJECTORY_ISSUE, statusOfTrajectory, TaskRequest } from "./rollout.ts";
 
 /**
  * 2: the hello lists `interrupted` assignments (a node restart cut them off; the coordinator
@@ -88,6 +88,16 @@ export const ReportedResult = SessionResult.safeExtend({
 });
 export type ReportedResult = z.infer<typeof ReportedResult>;
 
+/** A reported result as a trace frame's header carries it: its traces without their token arrays, which follow it packed. */
+export const ReportedResultHeader = z
+  .object({ ...ReportedResult.shape, trajectory: RolloutTrajectory.extend({ traces: z.array(RolloutTraceHeader) }) })
+  .refine(statusOfTrajectory, STATUS_OF_TRAJECTORY_ISSUE);
+export type ReportedResultHeader = z.infer<typeof ReportedResultHeader>;
+
+/** The `result` message as a trace frame's header. */
+export const NodeResultHeader = z.object({ type: z.literal("result"), rollout_id: z.string(), attempt: z.number().int().min(1), result: ReportedResultHeader });
+export type NodeResultHeader = z.infer<typeof NodeResultHeader>;
+
 export const NodeHello = z.object({
   type: z.literal("hello"),
   protocol_version: z.number().int(),
@@ -110,7 +120,10 @@ export const NodeToCoordinator = z.discriminatedUnion("type", [
   NodeHello,
   z.object({ type: z.literal("heartbeat"), load: StageLoad, images_warm: z.record(z.string(), z.number().int().nonnegative()), gateway: GatewayLatency.optional() }),
   z.object({ type: z.literal("progress"), rollout_id: z.string(), attempt: z.number().int().min(1), state: NodeRolloutState }),
-  /** Sent until acknowledged (the node keeps it in its store until then). */
+  /**
+   * Sent until acknowledged (the node keeps it in its store until then). As a trace frame, this is
+   * its header: the traces without their token arrays, which follow packed.
+   */
   z.object({ type: z.literal("result"), rollout_id: z.string(), attempt: z.number().int().min(1), result: ReportedResult }),
   /** Answer to `pause`: every in-flight LLM call has drained. */
   z.object({ type: z.literal("paused"), request_id: z.string(), policy_version: z.number().int() }),
@@ -119,6 +132,7 @@ export const NodeToCoordinator = z.discriminatedUnion("type", [
 export type NodeToCoordinator = z.infer<typeof NodeToCoordinator>;
 
 export const CoordinatorToNode = z.discriminatedUnion("type", [
+  /** `trace_frames`: results may come as binary trace frames (protocol/trace-frame.ts); absent from older coordinators. */
   z.object({
     type: z.literal("welcome"),
     protocol_version: z.number().int(),
@@ -127,6 +141,7 @@ export const CoordinatorToNode = z.discriminatedUnion("type", [
     policy_version: z.number().int(),
     /** Only at the node id's first registration: keep it (with the node's store) and send it in every later hello. */
     node_secret: z.string().optional(),
+    trace_frames: z.boolean().default(false),
   }),
   z.object({ type: z.literal("assign"), assignment: Assignment }),
   z.object({ type: z.literal("cancel"), rollout_id: z.string(), attempt: z.number().int().min(1), reason: z.string() }),

@@ -191,8 +191,7 @@ const FiniteNumbers = perToken<number>(Number.isFinite, "finite numbers", { type
  * One training sequence as Polar's trainers read it. `response_logprobs` has one finite number
  * per response token: the engine's logprob where the token was sampled, 0.0 where the mask is 0.
  */
-export const RolloutTrace = z
-  .object({
+const RolloutTraceFields = z.object({
     prompt_ids: TokenIds,
     response_ids: TokenIds,
     loss_mask: LossMask,
@@ -200,7 +199,8 @@ export const RolloutTrace = z
     finish_reason: z.string().nullable(),
     reward: z.number().finite(),
     metadata: z.record(z.string(), z.unknown()).default({}),
-  })
+});
+export const RolloutTrace = RolloutTraceFields
   .refine((t) => t.loss_mask.length === t.response_ids.length && t.response_logprobs.length === t.response_ids.length, {
     message: "loss_mask and response_logprobs must have one entry per response token",
     path: ["response_ids"],
@@ -211,6 +211,10 @@ export const RolloutTrace = z
   });
 export type RolloutTrace = z.infer<typeof RolloutTrace>;
 
+/** A trace without its four per-token arrays: what a trace frame's header carries; the arrays follow it packed (protocol/trace-frame.ts). */
+export const RolloutTraceHeader = RolloutTraceFields.omit({ prompt_ids: true, response_ids: true, loss_mask: true, response_logprobs: true }).strict();
+export type RolloutTraceHeader = z.infer<typeof RolloutTraceHeader>;
+
 /** Polar's Trajectory: the traces of one session and how it ended. */
 export const RolloutTrajectory = z.object({
   status: SessionResultStatus,
@@ -219,6 +223,10 @@ export const RolloutTrajectory = z.object({
   error: z.string().nullable().default(null),
 });
 export type RolloutTrajectory = z.infer<typeof RolloutTrajectory>;
+
+/** A result's rule, for SessionResult and the header variants built from its shape: `status` is `trajectory.status`. */
+export const statusOfTrajectory = (r: { status: string; trajectory: { status: string } }): boolean => r.status === r.trajectory.status;
+export const STATUS_OF_TRAJECTORY_ISSUE = { message: "status must equal trajectory.status", path: ["status"] };
 
 /** One finished rollout (Polar's SessionResult); `status` always equals `trajectory.status`. */
 export const SessionResult = z
@@ -233,7 +241,7 @@ export const SessionResult = z
     /** The task's metadata echoed (group_id, policy_version, rollout_step) plus evaluation detail. */
     metadata: z.record(z.string(), z.unknown()).default({}),
   })
-  .refine((r) => r.status === r.trajectory.status, { message: "status must equal trajectory.status", path: ["status"] });
+  .refine(statusOfTrajectory, STATUS_OF_TRAJECTORY_ISSUE);
 export type SessionResult = z.infer<typeof SessionResult>;
 
 /** What a task's callback_url receives once, when every session has resolved. */

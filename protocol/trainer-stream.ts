@@ -6,6 +6,7 @@ import { WsErrorFrame } from "./errors.ts";
 import { AgentSpec, EvaluatorSpec, RolloutResultStatus, RolloutTrace, StrategySpec, TaskMetadata } from "./rollout.ts";
 import { RuntimeSpec } from "./runtime.ts";
 import { TaskStatsAnswer, TaskStatsQuery } from "./task-stats.ts";
+import { TraceEncoding } from "./trace-frame.ts";
 
 export const TRAINER_PROTOCOL_VERSION = 1;
 
@@ -99,6 +100,7 @@ export const TrainerToCoordinator = z.discriminatedUnion("type", [
     trainer_id: z.string().min(1).max(128),
     /** The secret the coordinator issued at this trainer id's first hello (required once issued). */
     trainer_secret: z.string().min(1).max(256).optional(),
+    encoding: TraceEncoding.default("json"),
   }),
   z.object({ type: z.literal("submit"), request_id: z.string(), group: GroupSpec }),
   /** Grants `n` more results. */
@@ -116,6 +118,7 @@ export const TrainerToCoordinator = z.discriminatedUnion("type", [
 export type TrainerToCoordinator = z.infer<typeof TrainerToCoordinator>;
 
 export const CoordinatorToTrainer = z.discriminatedUnion("type", [
+  /** `encoding`: what result frames will be (absent from coordinators older than trace frames: JSON). */
   z.object({
     type: z.literal("welcome"),
     protocol_version: z.number().int(),
@@ -124,6 +127,7 @@ export const CoordinatorToTrainer = z.discriminatedUnion("type", [
     unacked: z.number().int().nonnegative(),
     /** Only at the trainer id's first hello: keep it (across reconnects and restarts) and send it in every later hello. */
     trainer_secret: z.string().optional(),
+    encoding: TraceEncoding.default("json"),
   }),
   z.object({ type: z.literal("submitted"), request_id: z.string(), group_id: z.string(), rollout_ids: z.array(z.string()) }),
   z.object({ type: z.literal("result"), result: StreamedResult }),

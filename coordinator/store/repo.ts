@@ -1,12 +1,12 @@
 // Why: every durable step of the coordinator — a group accepted, a rollout assigned or requeued,
 // a result stored or acknowledged — is one call here, written before anyone is told, and batched
 // so that dispatching thousands of rollouts a second costs a few transactions, not thousands.
-import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
 import type { CoordinatorDb, CoordinatorStore, Statement } from "./db.ts";
-import type { ReportedResult } from "../../protocol/node-link.ts";
+import type { ReportedResultHeader } from "../../protocol/node-link.ts";
 import type { GroupEndStatus } from "../../protocol/trainer-stream.ts";
 import { isTerminalRolloutState, TERMINAL_ROLLOUT_STATES, type RolloutStateName, type TerminalRolloutState } from "../rollout-states.ts";
-import { groupSampling, groups, meta, results, rollouts, taskStats, type GROUP_STATES } from "./schema.ts";
+import { groupSampling, groups, meta, resultTraces, results, rollouts, taskStats, type GROUP_STATES } from "./schema.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 export type NewGroupRow = typeof groups.$inferInsert;
@@ -15,6 +15,8 @@ export type NewGroupSamplingRow = typeof groupSampling.$inferInsert;
 export type TaskStatsRow = typeof taskStats.$inferSelect;
 export type RolloutRow = typeof rollouts.$inferSelect;
 export type ResultRow = typeof results.$inferSelect;
+/** A result with its trace blob (null: `session` holds the traces whole). */
+export type ResultWithTraces = ResultRow & { traces: Buffer | null };
 export type NewRollout = typeof rollouts.$inferInsert;
 
 /** SQLite's bound-parameter limit divided by the widest row we insert. */
@@ -37,7 +39,10 @@ export interface StoredResult {
   /** The terminal state the rollout finishes in: the result's status. */
   status: TerminalRolloutState;
   reward: number | null;
-  session: ReportedResult;
+  /** The session as stored: its traces without their token arrays when `traces` holds them. */
+  session: ReportedResultHeader;
+  /** The traces' token arrays (coordinator/packed-results.ts); null: `session` holds them. */
+  traces: Uint8Array | null;
   policyVersionStarted: number;
   stale: boolean;
   cause: string | null;
@@ -172,7 +177,17 @@ export class CoordinatorRepo {
         ),
       );
     }
-    for (const r of batch) statements.push(this.db.update(rollouts).set({ state: r.status, cause: r.cause, finishedAt: now }).where(eq(rollouts.id, r.rolloutId)));
+    const blobs = batch.filter((r) => r.traces !== null).map((r) => ({ rolloutId: r.rolloutId, traces: Buffer.from(r.traces!.buffer, r.traces!.byteOffset, r.traces!.byteLength) }));
+    for (let i = 0; i < blobs.length; i += INSERT_CHUNK) statements.push(this.db.insert(resultTraces).values(blobs.slice(i, i + INSERT_CHUNK)));
+    // One UPDATE per (state, cause): a batch of hundreds finishing alike is one statement.
+    const byEnd = new Map<string, { state: TerminalRolloutState; cause: string | null; ids: string[] }>();
+    for (const r of batch) {
+      const key = `${r.status}\u0000${r.cause ?? "\u0001"}`;
+      (byEnd.get(key) ?? byEnd.set(key, { state: r.status, cause: r.cause, ids: [] }).get(key)!).ids.push(r.rolloutId);
+    }
+    for (const { state, cause, ids } of byEnd.values()) {
+      for (let i = 0; i < ids.length; i += INSERT_CHUNK) statements.push(this.db.update(rollouts).set({ state, cause, finishedAt: now }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK))));
+    }
     await this.atomic(statements);
   }
 
@@ -212,10 +227,20 @@ export class CoordinatorRepo {
     return rows.map((r) => r.id);
   }
 
-  async resultsById(ids: string[]): Promise<ResultRow[]> {
-    const out: ResultRow[] = [];
-    for (let i = 0; i < ids.length; i += INSERT_CHUNK) out.push(...(await this.db.select().from(results).where(inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)))));
+  /** Results with their trace blobs. */
+  async resultsById(ids: string[]): Promise<ResultWithTraces[]> {
+    const out: ResultWithTraces[] = [];
+    for (let i = 0; i < ids.length; i += INSERT_CHUNK) out.push(...(await this.withTraces().where(inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)))));
     return out;
+  }
+
+  /** A group's results with their trace blobs (whole sessions: the rollout API, the dashboard). */
+  async groupResultsWithTraces(groupId: string): Promise<ResultWithTraces[]> {
+    return this.withTraces().where(eq(results.groupId, groupId)).orderBy(asc(results.createdAt));
+  }
+
+  private withTraces() {
+    return this.db.select({ ...getTableColumns(results), traces: resultTraces.traces }).from(results).leftJoin(resultTraces, eq(resultTraces.rolloutId, results.rolloutId));
   }
 
   async groupResults(groupId: string): Promise<ResultRow[]> {

@@ -1,7 +1,7 @@
 // Why: the coordinator's durable record — groups, their rollouts, and finished results until
 // the trainer acknowledged them; these drizzle tables are the source of migrations/coordinator/.
-import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { ReportedResult } from "../../protocol/node-link.ts";
+import { blob, index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { ReportedResultHeader } from "../../protocol/node-link.ts";
 import { ROLLOUT_RESULT_STATUSES, type TaskRequest } from "../../protocol/rollout.ts";
 import { ADVANTAGE_MODES, GROUP_END_STATUSES, REPLACEMENT_EXHAUSTED_REASONS, type ReplaceFlat } from "../../protocol/trainer-stream.ts";
 import type { RequestOverlay } from "../groups.ts";
@@ -54,12 +54,23 @@ export const results = sqliteTable("results", {
   status: text("status", { enum: ROLLOUT_RESULT_STATUSES }).notNull(),
   reward: real("reward"),
   /** The node's SessionResult as reported and parsed (the streamed result is built from it and the columns here). */
-  session: text("session", { mode: "json" }).$type<ReportedResult>().notNull(),
+  session: text("session", { mode: "json" }).$type<ReportedResultHeader>().notNull(),
   policyVersionStarted: integer("policy_version_started").notNull(),
   stale: integer("stale", { mode: "boolean" }).notNull(),
   createdAt: integer("created_at").notNull(),
   ackedAt: integer("acked_at"),
 }, (t) => [index("results_unacked").on(t.trainerId, t.ackedAt)]);
+
+/**
+ * A result's token arrays as a trace blob (protocol/trace-frame.ts), stored and streamed as they
+ * came; its `results.session` traces then hold every other field. No row for results written
+ * before blobs and for one whose arrays a blob cannot carry exactly: `session` holds everything.
+ * A table of its own so that acknowledging a result (an UPDATE of `results`) never rewrites it.
+ */
+export const resultTraces = sqliteTable("result_traces", {
+  rolloutId: text("rollout_id").primaryKey().references(() => results.rolloutId, { onDelete: "cascade" }),
+  traces: blob("traces", { mode: "buffer" }).$type<Buffer>().notNull(),
+});
 
 /** Small durable facts (the policy version) that outlive a restart. */
 export const meta = sqliteTable("meta", {

@@ -90,11 +90,16 @@ class AsyncTrainerClient:
         max_frame_bytes: int = 256 * 1024 * 1024,
         trainer_secret: Optional[str] = None,
         on_secret: Optional[Callable[[str], None]] = None,
+        encoding: str = "binary",
     ):
         if not 1 <= len(trainer_id) <= 128:
             raise ValueError("trainer_id must be 1 to 128 characters")
         if window < 1:
             raise ValueError("window must be at least 1")
+        if encoding not in wire.ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(wire.ENCODINGS)}, got {encoding!r}")
+        #: Result frames asked for in the hello: "binary" trace frames (default) or "json"; both are read.
+        self.encoding = encoding
         base = url.rstrip("/")
         if base.startswith("http"):
             base = "ws" + base[len("http") :]
@@ -400,7 +405,7 @@ class AsyncTrainerClient:
             try:
                 async with connect_websocket(self.url, {"authorization": f"Bearer {self._token}"}, self._max_frame_bytes) as ws:
                     self._ws = ws
-                    await ws.send(wire.hello(self.trainer_id, self.trainer_secret))
+                    await ws.send(wire.hello(self.trainer_id, self.trainer_secret, self.encoding))
                     async for raw in ws:
                         await self._on_frame(raw)
                         if self._connected.is_set():

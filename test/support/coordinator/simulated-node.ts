@@ -3,6 +3,7 @@
 // simulated pipeline instead of sandboxes, so the coordinator is exercised over real WebSockets.
 import { SessionTiming } from "../../../protocol/rollout.ts";
 import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type NodeToCoordinator, type ReportedResult } from "../../../protocol/node-link.ts";
+import { nodeResultFrame } from "../../../protocol/trace-frame.ts";
 
 export interface SimulatedNodeOptions {
   url: string;
@@ -17,6 +18,8 @@ export interface SimulatedNodeOptions {
   heartbeatMs?: number;
   /** Node id → the secret its coordinator issued: shared by the instances of one id, as a real node's store folder keeps it. */
   secrets?: Map<string, string>;
+  /** Send results as binary trace frames when the coordinator's welcome accepts them (default: JSON). */
+  traceFrames?: boolean;
 }
 
 export function defaultResult(a: Pick<Assignment, "rollout_id" | "request">, reward = 1, traceTokens = 16): ReportedResult {
@@ -50,9 +53,13 @@ export class SimulatedNode {
   private readonly interrupted = new Map<string, { attempt: number; cause: string }>();
   readonly received: Assignment[] = [];
   readonly cancels: string[] = [];
+  /** Error frames the coordinator sent, in order. */
+  readonly errors: { code: string; message: string }[] = [];
   pauses = 0;
   drained = false;
   welcomed: Promise<void> = Promise.resolve();
+  /** The coordinator's welcome accepted trace frames. */
+  private traceFramesAccepted = false;
 
   private readonly secrets: Map<string, string>;
 
@@ -77,9 +84,10 @@ export class SimulatedNode {
         const message = CoordinatorToNode.parse(JSON.parse(String(event.data)));
         if (message.type === "welcome") {
           if (message.node_secret) this.secrets.set(this.options.nodeId, message.node_secret);
+          this.traceFramesAccepted = message.trace_frames;
           resolve();
           // Results the coordinator has not acknowledged are sent again.
-          for (const [rollout_id, r] of this.unacked) this.send({ type: "result", rollout_id, attempt: r.attempt, result: r.result });
+          for (const [rollout_id, r] of this.unacked) this.sendResult(rollout_id, r.attempt, r.result);
         }
         this.onMessage(message);
       };
@@ -122,6 +130,9 @@ export class SimulatedNode {
       case "drain":
         this.drained = true;
         return;
+      case "error":
+        this.errors.push({ code: message.code, message: message.message });
+        return;
       default:
         return;
     }
@@ -143,7 +154,18 @@ export class SimulatedNode {
     this.running.delete(a.rollout_id);
     const result = makeResult?.(a) ?? defaultResult(a);
     this.unacked.set(a.rollout_id, { attempt: a.attempt, result });
-    this.send({ type: "result", rollout_id: a.rollout_id, attempt: a.attempt, result });
+    this.sendResult(a.rollout_id, a.attempt, result);
+  }
+
+  private sendResult(rolloutId: string, attempt: number, result: ReportedResult): void {
+    const frame = this.options.traceFrames && this.traceFramesAccepted ? nodeResultFrame(rolloutId, attempt, result) : null;
+    if (!frame) return this.send({ type: "result", rollout_id: rolloutId, attempt, result });
+    this.sendBinary(frame);
+  }
+
+  /** A binary message as it is (trace frames, or hostile bytes in tests). */
+  sendBinary(bytes: Uint8Array): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(bytes);
   }
 
   send(message: NodeToCoordinator | Record<string, unknown>): void {
