@@ -70,7 +70,7 @@ describe("packed results", () => {
 
   test("a stored result whose arrays a blob cannot carry exactly goes to a binary trainer as JSON", () => {
     // A row as an older coordinator could have stored it: ids no RolloutTrace allows.
-  const odd = { ...session, trajectory: { ...session.trajectory, traces: [{ prompt_ids: [1.5], response_ids: [2 ** 40] }] } } as unknown as ReportedResult;
+  const odd = { ...session, trajectory: { ...session.trajectory, traces: [{ prompt_ids: [1.5], response_ids: [2 ** 40], finish_reason: "stop", reward: 1, metadata: {} }] } } as unknown as ReportedResult;
     expect(packTraces(odd.trajectory.traces)).toBeNull();
     const frame = resultFrame(outgoingFromRow(row(odd, null)), "binary");
     expect(typeof frame).toBe("string");

@@ -127,8 +127,8 @@ describe("binary trace frames", () => {
     expect(node.errors.every((e) => e.code === "bad_request")).toBe(true);
     expect(errors()[0]).toMatch(/malformed trace blob/);
     expect(errors()[1]).toMatch(/4 traces in the blob, 2 in the header/);
-    expect(errors()[2]).toMatch(/carries prompt_ids in its header/);
-    expect(errors()[3]).toMatch(/not progress/);
+    expect(errors()[2]).toMatch(/Unrecognized keys: "prompt_ids"/);
+    expect(errors()[3]).toMatch(/type: Invalid input: expected "result"/);
     expect(errors()[4]).toMatch(/header/);
     const stats = (await (await cluster.admin("/v1/admin/stats")).json()) as { rollouts_by_state: Record<string, number> };
     expect(stats.rollouts_by_state.COMPLETED ?? 0).toBe(0);

@@ -1,8 +1,10 @@
 // The shared trace-frame fixture is what the encoder produces today, and the TypeScript client
-// decodes each frame to its JSON object and refuses each malformed one (the Python client runs
+// codec decodes each frame to its JSON object, the typed client accepts the well-formed ones and
+// refuses each malformed one (the Python client runs
 // the same fixture in clients/python/tests/test_trace_frame.py).
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { decodeTraceFrame, unpackTraces } from "../../protocol/trace-frame.ts";
 import { parseCoordinatorFrame } from "../typescript/trainer-client.ts";
 import { TRACE_FRAMES_PATH, traceFramesFixture } from "./trace-frame-fixture.ts";
 
@@ -14,7 +16,14 @@ describe("trace-frame fixture", () => {
     expect(fixture).toEqual(traceFramesFixture());
   });
 
-  test.each(fixture.frames.map((f) => [f.name, f] as const))("the TypeScript client decodes %s", (_name, frame) => {
+  test.each(fixture.frames.map((f) => [f.name, f] as const))("the codec decodes %s; the TypeScript client takes it if typed", (_name, frame) => {
+    const { header, blob } = decodeTraceFrame(bytes(frame.hex));
+    const result = (header as { result: { traces: Record<string, unknown>[] } }).result;
+    expect({ ...(header as object), result: { ...result, traces: unpackTraces(result.traces, blob) } }).toEqual(frame.decoded);
+    if (!frame.typed) {
+      expect(() => parseCoordinatorFrame(bytes(frame.hex))).toThrow();
+      return;
+    }
     const decoded = parseCoordinatorFrame(bytes(frame.hex));
     expect(decoded).toEqual(frame.decoded as never);
     // The same message as a JSON text frame reads the same.

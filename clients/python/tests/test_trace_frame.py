@@ -43,9 +43,9 @@ class TraceFrameTest(unittest.TestCase):
 
     def test_the_hello_asks_for_binary_unless_told_json(self):
         self.assertEqual(json.loads(wire.hello("t"))["encoding"], "binary")
-        self.assertEqual(json.loads(wire.hello("t", "json"))["encoding"], "json")
+        self.assertEqual(json.loads(wire.hello("t", encoding="json"))["encoding"], "json")
         with self.assertRaises(ValueError):
-            wire.hello("t", "msgpack")
+            wire.hello("t", encoding="msgpack")
 
 
 if __name__ == "__main__":
