@@ -3,23 +3,32 @@
 // trace sizes to one trainer (results/s, MB/s), and its memory while doing so.
 //
 //   bun bench/coordinator.ts [--nodes 1000] [--rollouts 100000] [--realistic 10000] [--trace-tokens 4000]
+//   bun bench/coordinator.ts --compare …   streaming only, before and after trace frames (bench/coordinator-stream.ts)
 //
 // The coordinator runs as its own process (`polar coordinator`, SQLite file in a temp folder), so
 // the RSS printed is its alone. The nodes are in-process WebSocket clients speaking the node
-// protocol (coordinator/testing/simulated-node.ts) that hold every assignment until released;
-// the trainer is the TypeScript client with a credit window of 512.
+// protocol (test/support/coordinator/simulated-node.ts) that hold every assignment until released and
+// report results as binary trace frames; the trainer is the TypeScript client (binary trace
+// frames) with a credit window of 512.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { Assignment, ReportedResult } from "../protocol/node-link.ts";
-import { TOKENS } from "../coordinator/testing/cluster.ts";
-import { defaultResult, SimulatedNode } from "../coordinator/testing/simulated-node.ts";
+import { nodeResultFrame } from "../protocol/trace-frame.ts";
+import { TOKENS } from "../test/support/coordinator/cluster.ts";
+import { defaultResult, SimulatedNode } from "../test/support/coordinator/simulated-node.ts";
 import { PolarProcesses } from "../test/helpers/polar-processes.ts";
 import { cpuSeconds, rssBytes } from "./process-helpers.ts";
 
-const { values } = parseArgs({ options: { nodes: { type: "string" }, rollouts: { type: "string" }, realistic: { type: "string" }, "trace-tokens": { type: "string" } } });
+const { values } = parseArgs({
+  options: { nodes: { type: "string" }, rollouts: { type: "string" }, realistic: { type: "string" }, "trace-tokens": { type: "string" }, compare: { type: "boolean" }, baseline: { type: "string" }, results: { type: "string" }, "stream-nodes": { type: "string" } },
+});
+if (values.compare) {
+  await import("./coordinator-stream.ts");
+  process.exit(0);
+}
 const NODES = Number(values.nodes ?? 1000);
 const ROLLOUTS = Number(values.rollouts ?? 100_000);
 const REALISTIC = Number(values.realistic ?? 10_000);
@@ -95,7 +104,7 @@ const cpu = (from: number, to: number) => (cpuAtMark.get(to)! - cpuAtMark.get(fr
 
 const t0 = mark();
 const nodes: SimulatedNode[] = [];
-for (let i = 0; i < NODES; i++) nodes.push(new SimulatedNode({ url, token: TOKENS.nodeToken, nodeId: `sim-${i}`, heartbeatMs: 30_000, capacity: { init: 20, run: 60, postrun: 20 }, runMs: () => null, imagesWarm: { [`img-${i % 10}`]: 2 } }));
+for (let i = 0; i < NODES; i++) nodes.push(new SimulatedNode({ url, token: TOKENS.nodeToken, nodeId: `sim-${i}`, heartbeatMs: 30_000, capacity: { init: 20, run: 60, postrun: 20 }, runMs: () => null, imagesWarm: { [`img-${i % 10}`]: 2 }, traceFrames: true }));
 for (let i = 0; i < nodes.length; i += 100) await Promise.all(nodes.slice(i, i + 100).map((n) => n.connect()));
 const tConnected = mark();
 const connectMs = tConnected - t0;
@@ -132,7 +141,8 @@ for (const node of nodes) released += node.finishHeld(Math.min(perNode, REALISTI
 await until(() => received - originalOnResult === released, "realistic results received");
 const tStreamed = mark();
 await recordHeap("streamed realistic");
-const realisticBytes = JSON.stringify({ type: "result", result: { traces: realisticResult(nodes[0]!.received[0]!).trajectory.traces } }).length;
+const sample = nodes[0]!.received[0]!;
+const realisticBytes = nodeResultFrame(sample.rollout_id, sample.attempt, realisticResult(sample))!.byteLength;
 receivedBytes = released * realisticBytes;
 
 // ---- the rest with small traces ---------------------------------------------------------------
@@ -153,7 +163,7 @@ clearInterval(heapSampler);
 
 const maxOf = (p: string) => Math.max(0, ...samples.filter((s) => s.phase === p).map((s) => s.rss));
 const sec = (ms: number) => ms / 1000;
-console.log(`machine: ${navigator.hardwareConcurrency} cores; nodes: ${NODES}; rollouts: ${ROLLOUTS}; realistic traces: ${released} × ${TRACE_TOKENS} tokens (~${(realisticBytes / 1024).toFixed(0)} KB a frame)`);
+console.log(`machine: ${navigator.hardwareConcurrency} cores; nodes: ${NODES}; rollouts: ${ROLLOUTS}; realistic traces: ${released} × ${TRACE_TOKENS} tokens (~${(realisticBytes / 1024).toFixed(0)} KB a trace frame)`);
 console.log(`| step | count | seconds | rate | coordinator CPU s |`);
 console.log(`|---|---|---|---|---|`);
 console.log(`| nodes connected | ${NODES} | ${sec(connectMs).toFixed(2)} | ${(NODES / sec(connectMs)).toFixed(0)} nodes/s | ${cpu(t0, tConnected)} |`);

@@ -46,6 +46,8 @@ const TASKS_IN_FLIGHT = Number(values["tasks-in-flight"] ?? 3);
 const IDLE_SECONDS = Number(values["idle-seconds"] ?? 15);
 const WORKERS = Number(values.workers ?? 4);
 const ADMIN = "bench-admin-token-0123456789";
+/** Given by environment: a checkout from before the rollout-API token ignores it (and the header). */
+const ROLLOUT = "bench-rollout-token-0123456789";
 const ROOT = join(import.meta.dir, "..");
 const MiB = 1024 * 1024;
 
@@ -125,7 +127,7 @@ async function startNodeProcess(name: string, cwd: string, engineUrl: string, di
   const port = await freePort();
   const args = ["bin/polar.ts", "node", "--node-id", `bench-${name}-${process.pid}`, "--port", String(port), "--db", join(dir, `${name}.db`), "--admin-token", ADMIN];
   args.push("--runtime", "process", "--engine", engineUrl, "--init-workers", String(WORKERS), "--run-workers", String(WORKERS), "--postrun-workers", String(WORKERS), "--ready-backlog", String(WORKERS));
-  const child = Bun.spawn(["bun", ...args], { cwd, stderr: "inherit", stdout: "ignore" });
+  const child = Bun.spawn(["bun", ...args], { cwd, stderr: "inherit", stdout: "ignore", env: { ...process.env, POLAR_ROLLOUT_TOKEN: ROLLOUT } });
   const node: Node = { name, child, url: `http://127.0.0.1:${port}`, samples: [], done: 0, statuses: new Map(), rewards: 0, warmRss: 0, cpuAtStart: 0, cpuAtEnd: 0, secondsMeasured: 0, endRss: 0, idle1Rss: 0, idleRss: 0 };
   return node;
 }
@@ -139,7 +141,7 @@ async function drive(node: Node, listener: ReturnType<typeof startListener>, pre
       submitted += samples;
       const taskId = `${prefix}-${submitted}`;
       const finished = listener.waitFor(taskId);
-      const res = await fetch(`${node.url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(taskRequest(taskId, samples, listener.url)) });
+      const res = await fetch(`${node.url}/rollout/task/submit`, { method: "POST", headers: { authorization: `Bearer ${ROLLOUT}`, "content-type": "application/json" }, body: JSON.stringify(taskRequest(taskId, samples, listener.url)) });
       if (!res.ok) throw new Error(`${node.name}: submit ${taskId}: HTTP ${res.status} ${await res.text()}`);
       const done = await finished;
       if (!counted) continue;

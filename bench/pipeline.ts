@@ -24,7 +24,7 @@ import { startMockEngine } from "../node/mock-engine/index.ts";
 import { Pipeline } from "../node/pipeline/pipeline.ts";
 import type { HarnessRunRequest } from "../node/pipeline/ports.ts";
 import { newRollout, type Rollout } from "../node/pipeline/rollout.ts";
-import { FakeGateway, fakeSandbox, sleep } from "../node/pipeline/testing/fakes.ts";
+import { FakeGateway, fakeSandbox, sleep } from "../test/support/pipeline/fakes.ts";
 import type { PoolEvent, Sandbox, SandboxPool } from "../node/runtime/types.ts";
 import type { RuntimeSpec } from "../protocol/runtime.ts";
 import { openNodeStore } from "../node/store/db.ts";
@@ -218,11 +218,18 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
           return { exit_code: 0, timed_out: false, final_output: "", duration_ms: performance.now() - t0 };
         },
       },
+      // Like node/eval's evaluators: a fresh sandbox from the pool, the task prepared in it, the tests.
       evaluator: {
-        wantsFreshSandbox: () => true,
         async evaluate(req) {
-          await sleep(drawOf.get(rolloutOfSandbox(req.agentSandbox))!.testsMs, req.signal);
-          return { reward: 1, detail: {} };
+          const draw = drawOf.get(rolloutOfSandbox(req.agentSandbox))!;
+          const sandbox = await pool.take(req.agentSandbox.spec, { rollout_id: req.rolloutId }, req.signal);
+          try {
+            await sleep(draw.setupMs, req.signal);
+            await sleep(draw.testsMs, req.signal);
+            return { reward: 1, detail: {} };
+          } finally {
+            await pool.release(sandbox);
+          }
         },
       },
       onResult: () => {},
@@ -234,7 +241,7 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
     drawOf.set(r.id, d);
     return r;
   });
-  await repo.createTask("bench", request as unknown as Record<string, unknown>, rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: 0 })));
+  await repo.createTask("bench", request, rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: 0 })));
   for (const r of rollouts) pipeline.submit(r);
   const samples: { run: number; ready: number; init: number; queued: number }[] = [];
   const sampler = setInterval(() => {

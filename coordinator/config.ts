@@ -1,6 +1,7 @@
 // Why: the coordinator's settings are read once, validated once, and their defaults live
 // together here; the CLI and tests build a coordinator from the same shape.
 import { z } from "zod";
+import { isLoopbackHost } from "../lib/rollout-api/access.ts";
 
 const Token = (who: string) => z.string().min(16, `${who} token must be at least 16 characters`);
 
@@ -16,6 +17,12 @@ export const CoordinatorConfig = z
     nodeToken: Token("node"),
     trainerToken: Token("trainer"),
     adminToken: Token("admin"),
+    /** Guards the rollout API (`/rollout/*`); required unless `openRolloutApi`. The admin token opens it too. */
+    rolloutToken: Token("rollout").optional(),
+    /** Serve the rollout API without a token (`--open`); refused unless `host` is loopback. */
+    openRolloutApi: z.boolean().default(false),
+    /** /metrics answers only with the admin token (open by default, for Prometheus on the same host). */
+    metricsRequireAdminToken: z.boolean().default(false),
     /** Heartbeat interval asked of nodes; a node silent for `missedHeartbeats` intervals is dropped. */
     heartbeatMs: z.number().int().positive().default(5_000),
     missedHeartbeats: z.number().int().min(1).default(3),
@@ -26,6 +33,8 @@ export const CoordinatorConfig = z
     /** Policy versions a rollout may lag behind before it is cancelled (and requeued) or flagged; unset = no limit. */
     maxStaleness: z.number().int().nonnegative().optional(),
     staleAction: z.enum(STALE_ACTIONS).default("flag"),
+    /** How far one move may take the policy version (a trainer's `policy`/`resume`, the admin resume): a bad or hostile value cannot lock the others out. */
+    maxPolicyStep: z.number().int().positive().default(1000),
     /** Acknowledged results are kept this long, then pruned. */
     retentionMs: z.number().int().nonnegative().default(24 * 3600_000),
     pruneEveryMs: z.number().int().positive().default(60_000),
@@ -43,6 +52,11 @@ export const CoordinatorConfig = z
     /** Also POST a rollout-API task's TaskResult to its callback_url when it was cancelled (Polar posts nothing then). */
     callbackOnCancel: z.boolean().default(false),
   })
-  .refine((c) => new Set([c.nodeToken, c.trainerToken, c.adminToken]).size === 3, { message: "node, trainer and admin tokens must differ", path: ["adminToken"] });
+  .refine((c) => {
+    const tokens = [c.nodeToken, c.trainerToken, c.adminToken, ...(c.rolloutToken ? [c.rolloutToken] : [])];
+    return new Set(tokens).size === tokens.length;
+  }, { message: "node, trainer, admin and rollout tokens must differ", path: ["adminToken"] })
+  .refine((c) => c.openRolloutApi || c.rolloutToken, { message: "a rollout token is required (POLAR_ROLLOUT_TOKEN or --rollout-token), unless the rollout API is open (--open) on a loopback host", path: ["rolloutToken"] })
+  .refine((c) => !c.openRolloutApi || isLoopbackHost(c.host), { message: "an open rollout API needs a loopback host", path: ["openRolloutApi"] });
 export type CoordinatorConfig = z.infer<typeof CoordinatorConfig>;
 export type CoordinatorConfigInput = z.input<typeof CoordinatorConfig>;

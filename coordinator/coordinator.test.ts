@@ -3,8 +3,8 @@
 // stop, pause, and hostile frames.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./testing/cluster.ts";
-import { defaultResult } from "./testing/simulated-node.ts";
+import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
+import { defaultResult } from "../test/support/coordinator/simulated-node.ts";
 
 let cluster: Cluster | undefined;
 afterEach(async () => {
@@ -44,7 +44,7 @@ describe("coordinator", () => {
     const received: StreamedResult[] = [];
     const trainer = await cluster.trainer("tr", { window: 2, autoAck: false, onResult: (r) => void received.push(r) });
     await trainer.submit({ task: TASK, n: 10, agent: AGENT });
-    await waitFor(async () => ((await (await cluster!.admin("/v1/admin/stats")).json()) as { rollouts_by_state: Record<string, number> }).rollouts_by_state.completed === 10, "all 10 stored");
+    await waitFor(async () => ((await (await cluster!.admin("/v1/admin/stats")).json()) as { rollouts_by_state: Record<string, number> }).rollouts_by_state.COMPLETED === 10, "all 10 stored");
     await Bun.sleep(200);
     expect(received.length).toBe(2);
     trainer.ack(received.map((r) => r.result_id));

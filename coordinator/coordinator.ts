@@ -3,11 +3,11 @@
 // — and exposes each decision as a method, delegating to the part that makes it (dispatch,
 // outcomes, node presence, restore). Every change someone will be told about is written to the
 // store first, through one ordered write chain, and announced on the typed event bus.
+import { PeerIdentities } from "./peer-identities.ts";
 import { EventBus, type ListenerErrorSink } from "../lib/events.ts";
 import { TaskCatalog } from "../lib/task-catalog.ts";
 import { PolarError } from "../protocol/errors.ts";
-import type { GatewayLatency, NodeHello, ReportedResult, StageLoad } from "../protocol/node-link.ts";
-import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import type { GatewayLatency, NodeHello, NodeRolloutState, StageLoad } from "../protocol/node-link.ts";
 import type { CoordinatorConfig } from "./config.ts";
 import type { CoordinatorCore } from "./core.ts";
 import { countEvents, type CoordinatorCounters } from "./counters.ts";
@@ -20,6 +20,7 @@ import { leastLoadedWarmFirst } from "./least-loaded-policy.ts";
 import { NodePresence } from "./node-presence.ts";
 import { NodeBook, slots, type NodePeer, type NodeState } from "./node-states.ts";
 import { Outcomes } from "./outcomes.ts";
+import type { OutgoingResult, PackedResult } from "./packed-results.ts";
 import { cancelStale } from "./policy-versions.ts";
 import type { RolloutQueue } from "./queue.ts";
 import { restoreFromStore } from "./restore.ts";
@@ -46,6 +47,8 @@ export interface CoordinatorOptions {
 }
 
 export class Coordinator {
+  /** Node and trainer ids and the secrets that prove them (peer-identities.ts). */
+  readonly identities: PeerIdentities;
   readonly events: EventBus<CoordinatorEvents>;
   /** Totals for /metrics and the admin stats, counted from `events`. */
   readonly counters: Readonly<CoordinatorCounters>;
@@ -101,6 +104,7 @@ export class Coordinator {
       for (const l of this.groupListeners) this.events.guarded("group.finished", () => l.groupFinished?.(group));
     });
     this.presence = new NodePresence(this.core, this.outcomes);
+    this.identities = new PeerIdentities(repo, (write) => this.persist(write));
     this.acks = new GroupCommit((write) => this.persist(write), (batch) => repo.ack(batch, this.now()));
   }
 
@@ -177,8 +181,8 @@ export class Coordinator {
   // ---- nodes ------------------------------------------------------------------------------------
 
   /** A node's handshake: null when it must be refused (it was sent an error frame). */
-  nodeHello(peer: NodePeer, hello: NodeHello): NodeState | null {
-    return this.presence.hello(peer, hello);
+  nodeHello(peer: NodePeer, hello: NodeHello, issuedSecret?: string): NodeState | null {
+    return this.presence.hello(peer, hello, issuedSecret);
   }
 
   /** Any frame from the node. */
@@ -192,13 +196,13 @@ export class Coordinator {
   }
 
   /** The node reports the stage its run of a rollout reached. */
-  nodeProgress(node: NodeState, rolloutId: string, attempt: number, stage: string): void {
+  nodeProgress(node: NodeState, rolloutId: string, attempt: number, stage: NodeRolloutState): void {
     const rollout = this.rolloutBook.get(rolloutId);
     if (rollout && rollout.nodeId === node.id && rollout.attempt === attempt) this.rolloutBook.setStage(rollout, stage);
   }
 
   /** A node's result; resolves once the node may forget it. */
-  acceptResult(nodeId: string, rolloutId: string, attempt: number, result: ReportedResult): Promise<"accepted" | "dropped"> {
+  acceptResult(nodeId: string, rolloutId: string, attempt: number, result: PackedResult): Promise<"accepted" | "dropped"> {
     return this.outcomes.acceptResult(nodeId, rolloutId, attempt, result);
   }
 
@@ -223,9 +227,12 @@ export class Coordinator {
 
   // ---- policy versions and pause ---------------------------------------------------------------
 
-  /** Moves the policy version forward (never back: a conflict); stale rollouts follow `staleAction`. */
+  /** Moves the policy version forward (never back: a conflict; at most `maxPolicyStep` at once); stale rollouts follow `staleAction`. */
   async advancePolicyVersion(version: number): Promise<void> {
+    if (!Number.isSafeInteger(version) || version < 0) throw new PolarError("bad_request", `policy version ${version} is not a non-negative safe integer`);
     if (version < this.version) throw new PolarError("conflict", `policy version ${version} is older than the current ${this.version}`);
+    const step = this.config.maxPolicyStep;
+    if (version - this.version > step) throw new PolarError("bad_request", `policy version ${version} is more than max_policy_step (${step}) ahead of the current ${this.version}`);
     if (version === this.version) return;
     const from = this.version;
     this.version = version;
@@ -266,8 +273,8 @@ export class Coordinator {
   }
 
   /** Results ready for a trainer's stream (listens on `result.ready`). */
-  onResultReady(listener: (trainerId: string, result: StreamedResult) => void): void {
-    this.events.on("result.ready", (e) => listener(e.trainer_id, e.result));
+  onResultReady(listener: (trainerId: string, result: OutgoingResult) => void): void {
+    this.events.on("result.ready", (e) => listener(e.trainer_id, { result: e.result, traces: e.traces }));
   }
 
   /** Waits for every store write issued so far (tests, shutdown). */

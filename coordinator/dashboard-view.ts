@@ -10,6 +10,8 @@ import type { DashboardNode, DashboardResult, DashboardSnapshot, GroupDetail, Ro
 import type { Coordinator } from "./coordinator.ts";
 import type { CoordinatorMetrics } from "./metrics.ts";
 import { slots } from "./node-states.ts";
+import { isTerminalRolloutState } from "./rollout-states.ts";
+import { wholeSession } from "./packed-results.ts";
 import { pendingCount, type TrainerStream } from "./trainer-streams.ts";
 import { transcriptOf } from "../lib/transcript.ts";
 
@@ -45,13 +47,14 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
     remember(groupOf, e.rollout_id, e.group_id);
     history.step(e.rollout_id, { at: e.at, state: e.to, node_id: e.node_id });
   });
-  ev.on("rollout.stage_changed", (e) => history.step(e.rollout_id, { at: e.at, state: e.stage, node_id: e.node_id }));
+  // A node's terminal state is the coordinator's own next step (its state change, with the result).
+  ev.on("rollout.stage_changed", (e) => void (!isTerminalRolloutState(e.stage) && history.step(e.rollout_id, { at: e.at, state: e.stage, node_id: e.node_id })));
   ev.on("result.accepted", (e) => {
     const started = metrics.versionStarted(e.rollout_id);
     const version = coordinator.policyVersion;
     const queueMs = history.timeline(e.rollout_id).reduce<{ queued?: number; seconds?: number }>((acc, s) => {
-      if (s.state === "queued") acc.queued = s.at;
-      else if (s.state === "assigned" && acc.queued !== undefined) acc.seconds = (s.at - acc.queued) / 1000;
+      if (s.state === "QUEUED") acc.queued = s.at;
+      else if (s.state === "ASSIGNED" && acc.queued !== undefined) acc.seconds = (s.at - acc.queued) / 1000;
       return acc;
     }, {}).seconds;
     record({
@@ -146,7 +149,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
       const row = await coordinator.repo.findGroup(groupId);
       if (!row) return undefined;
       const rows = await coordinator.repo.groupRollouts(groupId);
-      const results = new Map((await coordinator.repo.groupResults(groupId)).map((r) => [r.rolloutId, r]));
+      const results = new Map((await coordinator.repo.groupResultsWithTraces(groupId)).map((r) => [r.rolloutId, r]));
       return {
         group_id: row.id,
         task_id: row.taskId,
@@ -155,7 +158,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
         trainer_id: row.trainerId,
         rollouts: rows.map((r) => {
           const res = results.get(r.id);
-          const facts = res ? resultFacts(res.session) : null;
+          const facts = res ? resultFacts(wholeSession(res)) : null;
           return {
             rollout_id: r.id,
             state: r.state,
@@ -176,8 +179,8 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
       if (!groupId) return undefined;
       const row = (await coordinator.repo.groupRollouts(groupId)).find((r) => r.id === rolloutId);
       if (!row) return undefined;
-      const stored = (await coordinator.repo.groupResults(groupId)).find((r) => r.rolloutId === rolloutId);
-      const session = stored?.session ?? null;
+      const stored = (await coordinator.repo.groupResultsWithTraces(groupId)).find((r) => r.rolloutId === rolloutId);
+      const session = stored ? wholeSession(stored) : null;
       const group = await coordinator.repo.findGroup(groupId);
       return {
         rollout_id: rolloutId,
@@ -186,7 +189,7 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
         state: live?.state ?? row.state,
         node_id: live?.nodeId ?? row.nodeId,
         timeline: history.timeline(rolloutId),
-        stages: stageSpans(session?.timing as Record<string, unknown> | undefined),
+        stages: stageSpans(session?.timing),
         result: session,
         messages: transcriptOf(session),
       };

@@ -53,7 +53,7 @@ export class Dispatcher {
         await c.persist(() => c.repo.assign(batch.map((d) => ({ rolloutId: d.rollout.id, nodeId: d.node.id, attempt: d.attempt, policyVersion: version })), c.now()));
         for (const { rollout, node, attempt } of batch) {
           // Cancelled or reassigned while the round was being written: nothing to send.
-          if (rollout.state !== "assigned" || rollout.attempt !== attempt || rollout.nodeId !== node.id || !node.peer) continue;
+          if (rollout.state !== "ASSIGNED" || rollout.attempt !== attempt || rollout.nodeId !== node.id || !node.peer) continue;
           node.peer.send({ type: "assign", assignment: this.assignmentFor(rollout) });
           c.events.emit("rollout.dispatched", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: node.id, attempt, policy_version: version, at: c.now() });
         }
@@ -88,19 +88,19 @@ export class Dispatcher {
     for (const { rolloutId, nodeId } of this.policy.place(view, views, DISPATCH_BATCH)) {
       taken.delete(rolloutId);
       const rollout = c.rollouts.get(rolloutId);
-      if (!rollout || rollout.state !== "queued") continue; // a stale queue entry
+      if (!rollout || rollout.state !== "QUEUED") continue; // a stale queue entry
       const node = c.nodes.get(nodeId);
       if (!node || !acceptsWork(node)) {
         queue.push(rollout); // the policy overfilled or named a node that takes no work
         continue;
       }
-      c.rollouts.move(rollout, { to: "assigned", nodeId, policyVersion: c.policyVersion() });
+      c.rollouts.move(rollout, { to: "ASSIGNED", nodeId, policyVersion: c.policyVersion() });
       batch.push({ rollout, node, attempt: rollout.attempt });
     }
     // Taken and not placed: back in the queue.
     for (const id of taken.keys()) {
       const rollout = c.rollouts.get(id);
-      if (rollout?.state === "queued") queue.push(rollout);
+      if (rollout?.state === "QUEUED") queue.push(rollout);
     }
     return batch;
   }

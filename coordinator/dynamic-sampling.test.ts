@@ -11,8 +11,8 @@ import type { GroupMessage } from "../clients/typescript/trainer-client.ts";
 import type { Assignment } from "../protocol/node-link.ts";
 import { GroupSpec, type StreamedResult } from "../protocol/trainer-stream.ts";
 import type { CoordinatorEvents } from "./events.ts";
-import { AGENT, startCluster, TASK, waitFor, type Cluster } from "./testing/cluster.ts";
-import { defaultResult } from "./testing/simulated-node.ts";
+import { AGENT, startCluster, TASK, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
+import { defaultResult } from "../test/support/coordinator/simulated-node.ts";
 
 let cluster: Cluster | undefined;
 afterEach(async () => {

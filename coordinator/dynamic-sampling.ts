@@ -4,7 +4,7 @@
 // reward std against the submit's `min_reward_std`) and what replaces it when the submit asked
 // (`replace_flat`: the same task again, or the next task of its list, within a bound).
 import type { TaskRequest } from "../protocol/rollout.ts";
-import type { InlineTask, REPLACEMENT_EXHAUSTED_REASONS } from "../protocol/trainer-stream.ts";
+import type { GroupEndStatus, InlineTask, REPLACEMENT_EXHAUSTED_REASONS } from "../protocol/trainer-stream.ts";
 import type { z } from "zod";
 import { requestForGroup, type GroupState } from "./groups.ts";
 
@@ -36,7 +36,7 @@ export interface Judgement {
 }
 
 /** A group that finished as `status`: a cancelled one is never flat (the trainer stopped it). */
-export function judgeGroup(group: GroupState, status: "completed" | "cancelled"): Judgement {
+export function judgeGroup(group: GroupState, status: GroupEndStatus): Judgement {
   const std = rewardStd(groupRewards(group));
   const threshold = group.sampling.minRewardStd ?? 0;
   return { rewardStd: std, flat: status === "completed" && std !== null && std <= threshold, threshold };

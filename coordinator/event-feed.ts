@@ -6,20 +6,21 @@
 import { EventFeed, type EventFeedOptions } from "../lib/event-feed.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { CoordinatorEventName, CoordinatorEvents } from "./events.ts";
+import type { RolloutStateName } from "./rollout-states.ts";
+import type { NodeRolloutState } from "../protocol/node-link.ts";
 
-/** Upstream's SessionStatus words for the coordinator's rollout states and the node stages it hears of. */
-export const SESSION_STATUS: Record<string, string> = {
-  queued: "QUEUED",
-  assigned: "REGISTERED",
-  init: "INITIALIZING",
-  ready: "READY",
-  run: "RUNNING",
-  postrun: "POST_RUN",
-  completed: "COMPLETED",
-  error: "ERROR",
-  timeout: "TIMEOUT",
-  cancelled: "CANCELLED",
+/** Upstream's SessionStatus words for the coordinator's rollout states (its terminal ones are upstream's own). */
+const STATE_STATUS: Record<RolloutStateName, string> = {
+  QUEUED: "QUEUED",
+  ASSIGNED: "REGISTERED",
+  COMPLETED: "COMPLETED",
+  ERROR: "ERROR",
+  TIMEOUT: "TIMEOUT",
+  CANCELLED: "CANCELLED",
 };
+
+/** Upstream's SessionStatus words for the node states the coordinator passes on (a node's terminal one is announced by the coordinator's own state change). */
+const STAGE_STATUS: Partial<Record<NodeRolloutState, string>> = { INIT: "INITIALIZING", READY: "READY", RUN: "RUNNING", POSTRUN: "POST_RUN" };
 
 /** Groups whose task id the feed remembers after they finished. */
 const TASK_IDS_KEPT = 10_000;
@@ -81,7 +82,7 @@ export function coordinatorEventFeed(coordinator: Coordinator, options: EventFee
     feed.publish("session.state_changed", {
       task_id: taskIdOf(e.group_id),
       session_id: e.rollout_id,
-      status: SESSION_STATUS[e.to] ?? e.to.toUpperCase(),
+      status: STATE_STATUS[e.to],
       state: e.to,
       from: e.from,
       group_id: e.group_id,
@@ -92,9 +93,9 @@ export function coordinatorEventFeed(coordinator: Coordinator, options: EventFee
     });
   });
   ev.on("rollout.stage_changed", (e) => {
-    // A node's terminal stage is announced by the coordinator's own state change, with the result.
-    if (!["init", "ready", "run", "postrun"].includes(e.stage)) return;
-    feed.publish("session.state_changed", { task_id: taskIdOf(e.group_id), session_id: e.rollout_id, status: SESSION_STATUS[e.stage]!, state: "assigned", stage: e.stage, group_id: e.group_id, node_id: e.node_id, attempt: e.attempt });
+    const status = STAGE_STATUS[e.stage];
+    if (!status) return;
+    feed.publish("session.state_changed", { task_id: taskIdOf(e.group_id), session_id: e.rollout_id, status, state: "ASSIGNED", stage: e.stage, group_id: e.group_id, node_id: e.node_id, attempt: e.attempt });
   });
   for (const name of PASSED_ON) {
     ev.on(name, (e: CoordinatorEvents[typeof name]) => {

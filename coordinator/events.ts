@@ -6,9 +6,10 @@
 // group.created, task.updated ← group.progressed, task.completed ← group.finished,
 // session.state_changed ← rollout.state_changed.
 import type { ResultFacts } from "../lib/result-facts.ts";
-import type { StreamedResult } from "../protocol/trainer-stream.ts";
+import type { GroupEndStatus } from "../protocol/trainer-stream.ts";
+import type { StreamedHeader } from "./results.ts";
 import type { ExhaustedReason } from "./dynamic-sampling.ts";
-import type { GatewayLatency, StageCapacity, StageLoad } from "../protocol/node-link.ts";
+import type { GatewayLatency, NodeRolloutState, StageCapacity, StageLoad } from "../protocol/node-link.ts";
 import type { NodeStateName } from "./node-states.ts";
 import type { RolloutStateName } from "./rollout-states.ts";
 
@@ -18,7 +19,7 @@ export interface CoordinatorEvents {
   /** A member of a group got its result. */
   "group.progressed": { group_id: string; task_id: string; trainer_id: string | null; finished: number; usable: number; n: number; at: number };
   /** Every member has a result (trainer `group` message, rollout API callback). */
-  "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: "completed" | "cancelled"; n: number; usable: number; callback_url: string | null; at: number };
+  "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: GroupEndStatus; n: number; usable: number; callback_url: string | null; at: number };
   /** An operator deleted a group and everything of it. */
   "group.deleted": { group_id: string; at: number };
   /** A completed group's reward std was at or below its `min_reward_std` (0 unless the submit set one): no GRPO signal. */
@@ -39,8 +40,8 @@ export interface CoordinatorEvents {
     /** The node it went to (assigned) or left (queued again, ended). */
     node_id: string | null;
     attempt: number;
-    /** The node-side stage last reported. */
-    stage: string | null;
+    /** The node-side state last reported. */
+    stage: NodeRolloutState | null;
     cause: string | null;
     at: number;
     /** Time spent in `from`. */
@@ -48,8 +49,8 @@ export interface CoordinatorEvents {
     /** On a result: the node's stage durations (SessionTiming, ms). */
     timing?: Record<string, number>;
   };
-  /** The node running a rollout reported a new stage (init, ready, run, postrun…). */
-  "rollout.stage_changed": { rollout_id: string; group_id: string; node_id: string | null; attempt: number; stage: string; at: number };
+  /** The node running a rollout reported a new state of its run (INIT, READY, RUN, POSTRUN…). */
+  "rollout.stage_changed": { rollout_id: string; group_id: string; node_id: string | null; attempt: number; stage: NodeRolloutState; at: number };
   /** Assignments sent to a node. */
   "rollout.dispatched": { rollout_id: string; group_id: string; node_id: string; attempt: number; policy_version: number; at: number };
   /** Rollouts put back in the queue, with the attempt they had. */
@@ -63,7 +64,7 @@ export interface CoordinatorEvents {
     group_id: string;
     node_id: string;
     attempt: number;
-    status: StreamedResult["status"];
+    status: StreamedHeader["status"];
     reward: number | null;
     timing: Record<string, number>;
     /** Failure kind, tokens and capture fidelity read from the result (lib/result-facts.ts). */
@@ -73,7 +74,8 @@ export interface CoordinatorEvents {
   /** A node's result for an attempt that is no longer current (reassigned, cancelled, repeated). */
   "result.dropped": { rollout_id: string; node_id: string; attempt: number; at: number };
   /** A stored result is ready for its trainer's stream. */
-  "result.ready": { trainer_id: string; result: StreamedResult };
+  /** `traces`: the result's trace blob (coordinator/packed-results.ts); null when `result.traces` are whole. */
+  "result.ready": { trainer_id: string; result: StreamedHeader; traces: Uint8Array | null };
   /** A result frame went to a trainer. */
   "result.delivered": { result_id: string; trainer_id: string; bytes: number; at: number };
   /** A trainer acknowledged results. */
@@ -97,6 +99,8 @@ export interface CoordinatorEvents {
     released: number;
     at: number;
   };
+  /** A node's or trainer's hello was refused: its identity was not proven, or its id is connected already. */
+  "peer.refused": { kind: "node" | "trainer"; id: string; reason: string; at: number };
   /** A node's grace ran out: its rollouts move on. */
   "node.lost": { node_id: string; rollout_ids: string[]; at: number };
   "node.heartbeat": { node_id: string; load: StageLoad; images_warm: string[]; /** Ready sandboxes per image. */ warm_sandboxes: Record<string, number>; gateway: GatewayLatency | null; assigned: number; slots: number; at: number };

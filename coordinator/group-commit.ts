@@ -24,8 +24,18 @@ export class GroupCommit<T> {
   add(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (this.waiting.length === 1) void this.schedule(() => this.flush()).catch(() => undefined);
+      if (this.waiting.length === 1) void this.schedule(() => this.flushNextTick()).catch(() => undefined);
     });
+  }
+
+  /**
+   * The write keeps its place in the chain but waits one turn of the event loop first, so that
+   * items whose frames were already received join it (a batch of many, not many batches of one).
+   * Items join a write only ever earlier than they would have otherwise, never later.
+   */
+  private async flushNextTick(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await this.flush();
   }
 
   private async flush(): Promise<void> {

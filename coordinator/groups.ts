@@ -2,7 +2,7 @@
 // running group to decide early stop, completion and what a flat one asked for, builds the task
 // every member runs, and plans a new group (a submit, or a replacement for a flat one) as the
 // rows to store and the state to hold once they are stored.
-import { TaskRequest } from "../protocol/rollout.ts";
+import { TaskRequest, type RolloutResultStatus } from "../protocol/rollout.ts";
 import { requestOverTask } from "../lib/task-catalog.ts";
 import { ReplaceFlat, type GroupSpec, type InlineTask } from "../protocol/trainer-stream.ts";
 import type { z } from "zod";
@@ -15,7 +15,7 @@ export type AdvantageMode = GroupSpec["advantages"];
 export type RequestOverlay = Pick<GroupSpec, "priority" | "agent" | "builder" | "metadata">;
 
 export interface Outcome {
-  status: string;
+  status: RolloutResultStatus;
   reward: number | null;
   usable: boolean;
 }
@@ -79,7 +79,7 @@ export function planGroup(args: NewGroup, mint: { id(prefix: string): string; se
   const image = args.request.runtime?.image ?? "default";
   const priority = args.request.dispatch_priority;
   const rollouts: NewRollout[] = [];
-  for (let idx = 0; idx < args.n; idx++) rollouts.push({ id: mint.id("ro"), groupId, idx, seq: mint.seq(), state: "queued", priority, image, attempt: 0, createdAt: now });
+  for (let idx = 0; idx < args.n; idx++) rollouts.push({ id: mint.id("ro"), groupId, idx, seq: mint.seq(), state: "QUEUED", priority, image, attempt: 0, createdAt: now });
   const sampling: GroupSampling = {
     minRewardStd: args.sampling?.minRewardStd ?? null,
     replaceFlat: args.sampling?.replaceFlat ?? null,
@@ -91,13 +91,13 @@ export function planGroup(args: NewGroup, mint: { id(prefix: string): string; se
   const { trainerId, taskId, request, n, earlyStopMinUsable, advantages, callbackUrl } = args;
   return {
     state: { id: groupId, trainerId, taskId, request, n, earlyStopMinUsable, advantages, callbackUrl, members: rollouts.map((r) => r.id), outcomes: new Map(), stopping: false, cancelled: false, sampling },
-    row: { id: groupId, trainerId: args.trainerId, taskId: args.taskId, request: args.request as Record<string, unknown>, n: args.n, earlyStopMinUsable: args.earlyStopMinUsable, advantages: args.advantages, callbackUrl: args.callbackUrl, state: "running", createdAt: now },
+    row: { id: groupId, trainerId: args.trainerId, taskId: args.taskId, request: args.request, n: args.n, earlyStopMinUsable: args.earlyStopMinUsable, advantages: args.advantages, callbackUrl: args.callbackUrl, state: "running", createdAt: now },
     rollouts,
     sampling: {
       groupId,
       minRewardStd: sampling.minRewardStd,
-      replaceFlat: sampling.replaceFlat as Record<string, unknown> | null,
-      overlay: sampling.overlay as Record<string, unknown> | null,
+      replaceFlat: sampling.replaceFlat,
+      overlay: sampling.overlay,
       rootGroupId: sampling.rootGroupId,
       replaces: sampling.replaces,
       replacementIndex: sampling.replacementIndex,
@@ -113,7 +113,7 @@ export function admitGroup(c: CoordinatorCore, planned: PlannedGroup, now: numbe
   const image = group.request.runtime?.image ?? "default";
   c.events.emit("group.created", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, n: group.n, priority, image, rollout_ids: group.members, at: now });
   for (const row of rollouts) {
-    c.rollouts.add({ id: row.id, groupId: group.id, idx: row.idx, image, priority, seq: row.seq!, state: "queued", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null, since: now }, "submitted");
+    c.rollouts.add({ id: row.id, groupId: group.id, idx: row.idx, image, priority, seq: row.seq!, state: "QUEUED", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null, since: now }, "submitted");
   }
   c.scheduleDispatch();
 }
@@ -125,7 +125,7 @@ export function groupFromRow(row: GroupRow, members: string[], sampling: GroupSa
     taskId: row.taskId,
     n: row.n,
     earlyStopMinUsable: row.earlyStopMinUsable,
-    advantages: row.advantages as AdvantageMode,
+    advantages: row.advantages,
     callbackUrl: row.callbackUrl,
     request: TaskRequest.parse(row.request),
     members,
@@ -135,7 +135,7 @@ export function groupFromRow(row: GroupRow, members: string[], sampling: GroupSa
     sampling: {
       minRewardStd: sampling?.minRewardStd ?? null,
       replaceFlat: sampling?.replaceFlat ? ReplaceFlat.parse(sampling.replaceFlat) : null,
-      overlay: (sampling?.overlay as RequestOverlay | null | undefined) ?? null,
+      overlay: sampling?.overlay ?? null,
       rootGroupId: sampling?.rootGroupId ?? row.id,
       replaces: sampling?.replaces ?? null,
       replacementIndex: sampling?.replacementIndex ?? 0,

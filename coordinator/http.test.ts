@@ -2,7 +2,8 @@
 // 422 / 409, callbacks), admin endpoints behind the admin token, and Prometheus metrics.
 import { afterEach, describe, expect, test } from "bun:test";
 import { parsePrometheusText, sampleValue } from "../test/helpers/prometheus-text.ts";
-import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./testing/cluster.ts";
+import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
+import { rolloutFetch } from "../test/helpers/rollout-fetch.ts";
 
 let cluster: Cluster | undefined;
 let listener: ReturnType<typeof Bun.serve> | undefined;
@@ -13,7 +14,7 @@ afterEach(async () => {
 });
 
 const T = 60_000;
-const submit = (c: Cluster, body: unknown) => fetch(`${c.coordinator.url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const submit = (c: Cluster, body: unknown) => rolloutFetch(`${c.coordinator.url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 describe("coordinator HTTP", () => {
   test("rollout API: submit, poll to completion, TaskResult delivered to the callback after a retried 503", async () => {
@@ -38,7 +39,7 @@ describe("coordinator HTTP", () => {
     await waitFor(() => (finished += node.finishHeld()) === 3, "3 rollouts assigned and finished");
     let status: { status: string; total_sessions: number; completed_sessions: number; results: { status: string; metadata: Record<string, unknown> }[] } | undefined;
     await waitFor(async () => {
-      status = (await (await fetch(`${cluster!.coordinator.url}/rollout/task/api-1`)).json()) as typeof status;
+      status = (await (await rolloutFetch(`${cluster!.coordinator.url}/rollout/task/api-1`)).json()) as typeof status;
       return status!.status === "completed";
     }, "task completed");
     expect(status!.total_sessions).toBe(3);
@@ -60,13 +61,13 @@ describe("coordinator HTTP", () => {
     expect(locs).toContain("body.instruction");
     expect(locs).toContain("body.agent.harness");
     await submit(cluster, { ...TASK, task_id: "slow", num_samples: 2, agent: AGENT });
-    const cancelled = await fetch(`${cluster.coordinator.url}/rollout/task/slow`, { method: "DELETE" });
+    const cancelled = await rolloutFetch(`${cluster.coordinator.url}/rollout/task/slow`, { method: "DELETE" });
     expect(((await cancelled.json()) as { status: string }).status).toBe("cancelled");
     // A cancel keeps only the sessions that had finished: none had.
-    const status = (await (await fetch(`${cluster.coordinator.url}/rollout/task/slow`)).json()) as { status: string; results: unknown[] };
+    const status = (await (await rolloutFetch(`${cluster.coordinator.url}/rollout/task/slow`)).json()) as { status: string; results: unknown[] };
     expect(status).toMatchObject({ status: "cancelled", results: [] });
-    expect((await fetch(`${cluster.coordinator.url}/rollout/task/never`, { method: "DELETE" })).status).toBe(404);
-    expect((await fetch(`${cluster.coordinator.url}/rollout/task/never?register_if_missing=true`, { method: "DELETE" })).status).toBe(200);
+    expect((await rolloutFetch(`${cluster.coordinator.url}/rollout/task/never`, { method: "DELETE" })).status).toBe(404);
+    expect((await rolloutFetch(`${cluster.coordinator.url}/rollout/task/never?register_if_missing=true`, { method: "DELETE" })).status).toBe(200);
     expect((await submit(cluster, { ...TASK, task_id: "never", agent: AGENT })).status).toBe(409);
   }, T);
 
@@ -83,8 +84,12 @@ describe("coordinator HTTP", () => {
     await waitFor(() => node.drained, "drain frame");
     const groups = (await (await cluster.admin("/v1/admin/groups")).json()) as { groups: { group_id: string; state: string }[] };
     expect(groups.groups[0]!.state).toBe("completed");
-    const rollouts = (await (await cluster.admin("/v1/admin/rollouts?state=completed")).json()) as { rollouts: unknown[] };
+    const rollouts = (await (await cluster.admin("/v1/admin/rollouts?state=COMPLETED")).json()) as { rollouts: unknown[] };
     expect(rollouts.rollouts.length).toBe(2);
+    // One spelling of a rollout's state: another is refused, naming the states.
+    const misspelt = await cluster.admin("/v1/admin/rollouts?state=completed");
+    expect(misspelt.status).toBe(400);
+    expect(((await misspelt.json()) as { error: { message: string } }).error.message).toBe('unknown state "completed"; expected one of QUEUED, ASSIGNED, COMPLETED, ERROR, TIMEOUT, CANCELLED');
     expect((await cluster.admin(`/v1/admin/groups/${groups.groups[0]!.group_id}`, { method: "DELETE" })).status).toBe(200);
     expect((await cluster.admin("/v1/admin/groups/nope", { method: "DELETE" })).status).toBe(404);
     let metrics = parsePrometheusText(await (await fetch(`${cluster.coordinator.url}/metrics`)).text());

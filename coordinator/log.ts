@@ -14,6 +14,7 @@ export function logCoordinatorEvents(events: EventBus<CoordinatorEvents>, sink: 
   events.on("node.state_changed", (e) => {
     if (e.to === "disconnected" || e.to === "draining") writeLogLine(sink, e.to === "disconnected" ? "warn" : "info", `node.${e.to}`, { node_id: e.node_id, from: e.from, cause: e.cause, at: at(e.at) });
   });
+  events.on("peer.refused", (e) => writeLogLine(sink, "warn", "peer.refused", { kind: e.kind, id: e.id, reason: e.reason, at: at(e.at) }));
   events.on("node.lost", (e) => writeLogLine(sink, "warn", "node.lost", { node_id: e.node_id, rollouts: e.rollout_ids.length, at: at(e.at) }));
   events.on("rollout.requeued", (e) => writeLogLine(sink, "warn", "rollouts.requeued", { node_id: e.node_id, cause: e.cause, rollouts: e.rollout_ids.length, rollout_ids: e.rollout_ids.slice(0, 20), at: at(e.at) }));
   events.on("rollout.attempts_exhausted", (e) => writeLogLine(sink, "warn", "rollout.attempts_exhausted", { ...e, at: at(e.at) }));

@@ -129,9 +129,9 @@ export function coordinatorMetrics(coordinator: Coordinator, sources: Coordinato
         if (endedAt.size > 10_000) endedAt.delete(endedAt.keys().next().value!);
       }
       dispatchedAt.delete(e.rollout_id);
-      if (e.to === "cancelled") failures.inc({ kind: "cancelled" });
+      if (e.to === "CANCELLED") failures.inc({ kind: "cancelled" });
     }
-    if (e.from === "queued" && e.to === "assigned" && e.in_state_ms !== undefined) stage.observe({ stage: "queue" }, e.in_state_ms / 1000);
+    if (e.from === "QUEUED" && e.to === "ASSIGNED" && e.in_state_ms !== undefined) stage.observe({ stage: "queue" }, e.in_state_ms / 1000);
   });
   ev.on("rollout.dispatched", (e) => {
     dispatched.inc();

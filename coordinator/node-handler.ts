@@ -2,10 +2,12 @@
 // progress, results (acknowledged only once stored), pause answers — and with the node's
 // disconnection or silence; every decision is a Coordinator method.
 import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
-import type { NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
+import { LINK_PROTOCOL_VERSION, type NodeHello, type NodeToCoordinator } from "../protocol/node-link.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { NodePeer, NodeState } from "./node-states.ts";
+import { wholeResult, type PackedResult } from "./packed-results.ts";
 import type { PauseBook } from "./pauses.ts";
+import { refusePeer } from "./peer-identities.ts";
 
 export class NodeHandler {
   constructor(
@@ -14,13 +16,23 @@ export class NodeHandler {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The handshake: registers (or resumes) the node; returns null when it must be refused. */
-  hello(peer: NodePeer, hello: NodeHello): NodeState | null {
-    return this.coordinator.nodeHello(peer, hello);
+  /**
+   * The handshake: the node proves its id (the secret issued at its first registration) and no
+   * other connection holds it; then it is registered (or resumed). Null when it was refused.
+   */
+  async hello(peer: NodePeer, hello: NodeHello): Promise<NodeState | null> {
+    const c = this.coordinator;
+    if (hello.protocol_version !== LINK_PROTOCOL_VERSION) return c.nodeHello(peer, hello);
+    const admitted = await c.identities.admit("node", hello.node_id, hello.node_secret, () => Boolean(c.nodes.get(hello.node_id)?.peer), (issued) => c.nodeHello(peer, hello, issued));
+    if (admitted.ok) return admitted.value;
+    refusePeer(c, peer, "node", hello.node_id, admitted);
+    return null;
   }
 
-  async message(node: NodeState, message: NodeToCoordinator): Promise<void> {
+  /** A frame of `peer`'s connection: only the node's current connection is heard (results included). */
+  async message(node: NodeState, peer: NodePeer, message: NodeToCoordinator): Promise<void> {
     const c = this.coordinator;
+    if (node.peer !== peer) return;
     c.nodeHeard(node);
     switch (message.type) {
       case "hello":
@@ -32,12 +44,8 @@ export class NodeHandler {
       case "progress":
         c.nodeProgress(node, message.rollout_id, message.attempt, message.state);
         return;
-      case "result": {
-        // Stored (or recognised as late / repeated) before the node is told it may forget it.
-        await c.acceptResult(node.id, message.rollout_id, message.attempt, message.result);
-        node.peer?.send({ type: "result_ack", rollout_id: message.rollout_id, attempt: message.attempt });
-        return;
-      }
+      case "result":
+        return this.result(node, peer, message.rollout_id, message.attempt, wholeResult(message.result));
       case "paused":
         this.pauses.drained(message.request_id, node.id);
         return;
@@ -45,6 +53,15 @@ export class NodeHandler {
         return;
     }
   }
+  /** A result (a JSON one kept whole, or a trace frame's with its checked blob): stored, or recognised as late or repeated, before the node is told it may forget it. */
+  async result(node: NodeState, peer: NodePeer, rolloutId: string, attempt: number, packed: PackedResult): Promise<void> {
+    const c = this.coordinator;
+    if (node.peer !== peer) return;
+    c.nodeHeard(node);
+    await c.acceptResult(node.id, rolloutId, attempt, packed);
+    node.peer?.send({ type: "result_ack", rollout_id: rolloutId, attempt });
+  }
+
 
   closed(node: NodeState, peer: NodePeer): void {
     if (node.peer !== peer) return; // an older connection of a node that already reconnected

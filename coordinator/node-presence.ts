@@ -3,6 +3,7 @@
 // longer has or reports interrupted by its own restart; on a disconnect, wait out the grace; once
 // lost, queue its rollouts again (attempt counted) or fail those whose attempts are spent.
 import { LINK_PROTOCOL_VERSION, type NodeHello } from "../protocol/node-link.ts";
+import { ROLLOUT_RESULT_STATUSES } from "../protocol/rollout.ts";
 import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import type { CoordinatorCore } from "./core.ts";
 import { slots, type NodePeer, type NodeState } from "./node-states.ts";
@@ -15,8 +16,8 @@ export class NodePresence {
     private readonly outcomes: Outcomes,
   ) {}
 
-  /** The handshake: registers (or resumes) the node; null when it must be refused. */
-  hello(peer: NodePeer, hello: NodeHello): NodeState | null {
+  /** The handshake of an admitted node (coordinator/peer-identities.ts): registers or resumes it; null when it must be refused. */
+  hello(peer: NodePeer, hello: NodeHello, issuedSecret?: string): NodeState | null {
     const c = this.core;
     if (hello.protocol_version !== LINK_PROTOCOL_VERSION) {
       peer.send(wsErrorFrame(new PolarError("bad_request", `coordinator speaks node protocol ${LINK_PROTOCOL_VERSION}, node sent ${hello.protocol_version}`)));
@@ -24,10 +25,9 @@ export class NodePresence {
     }
     let node = c.nodes.get(hello.node_id);
     const reconnect = node !== undefined;
-    if (node?.peer && node.peer !== peer) node.peer.close(4001, "replaced by a new connection of the same node");
     c.nodes.recordHello(node ?? (node = c.nodes.add(hello.node_id, { to: "connected", peer, cause: "hello" })), hello);
     if (reconnect) c.nodes.move(node, { to: "connected", peer, cause: "hello" });
-    peer.send({ type: "welcome", protocol_version: LINK_PROTOCOL_VERSION, node_id: node.id, heartbeat_ms: c.config.heartbeatMs, policy_version: c.policyVersion() });
+    peer.send({ type: "welcome", protocol_version: LINK_PROTOCOL_VERSION, node_id: node.id, heartbeat_ms: c.config.heartbeatMs, policy_version: c.policyVersion(), trace_frames: true, ...(issuedSecret && { node_secret: issuedSecret }) });
 
     // What both agree on stays; what the node runs that is no longer its own is cancelled there.
     const kept = new Set<string>();
@@ -36,7 +36,8 @@ export class NodePresence {
       if (rollout) {
         kept.add(rollout.id);
         c.rollouts.setStage(rollout, h.state);
-      } else if (h.state !== "finished") {
+      } else if (!(ROLLOUT_RESULT_STATUSES as readonly string[]).includes(h.state)) {
+        // Not finished there (a finished one's result is sent, and dropped as late).
         peer.send({ type: "cancel", rollout_id: h.rollout_id, attempt: h.attempt, reason: "no longer assigned to this node" });
       }
     }
@@ -89,12 +90,12 @@ export class NodePresence {
     const requeue: LiveRollout[] = [];
     for (const id of ids) {
       const rollout = c.rollouts.get(id);
-      if (!rollout || rollout.state !== "assigned" || rollout.nodeId !== node.id) continue;
+      if (!rollout || rollout.state !== "ASSIGNED" || rollout.nodeId !== node.id) continue;
       if (rollout.attempt >= c.config.maxAttempts) {
         await this.outcomes.exhausted(rollout, cause);
         continue;
       }
-      c.rollouts.move(rollout, { to: "queued", cause });
+      c.rollouts.move(rollout, { to: "QUEUED", cause });
       requeue.push(rollout);
     }
     if (requeue.length === 0) return;
@@ -106,6 +107,6 @@ export class NodePresence {
   /** The rollout when `node` holds its current attempt. */
   private current(node: NodeState, rolloutId: string, attempt: number): LiveRollout | undefined {
     const rollout = this.core.rollouts.get(rolloutId);
-    return rollout && rollout.state === "assigned" && rollout.nodeId === node.id && rollout.attempt === attempt ? rollout : undefined;
+    return rollout && rollout.state === "ASSIGNED" && rollout.nodeId === node.id && rollout.attempt === attempt ? rollout : undefined;
   }
 }

@@ -5,8 +5,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readFeed, type ParsedFrame } from "../lib/event-feed.ts";
 import { DashboardSnapshot, GroupDetail, RolloutDetail } from "../protocol/admin.ts";
 import { parsePrometheusText, sampleSum, sampleValue } from "../test/helpers/prometheus-text.ts";
-import { defaultResult } from "./testing/simulated-node.ts";
-import { startCluster, TASK, TOKENS, waitFor, type Cluster } from "./testing/cluster.ts";
+import { defaultResult } from "../test/support/coordinator/simulated-node.ts";
+import { startCluster, TASK, TOKENS, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
 
 let cluster: Cluster | undefined;
 afterEach(async () => {
@@ -47,9 +47,9 @@ describe("coordinator observability", () => {
     }, "acks and a heartbeat counted");
     expect(sampleSum(after, "polar_dispatched_total")).toBe(4);
     expect(sampleValue(after, "polar_results_accepted_total", { status: "COMPLETED" })).toBe(4);
-    expect(sampleValue(after, "polar_rollouts_finished_total", { state: "completed" })).toBe(4);
-    expect(sampleValue(after, "polar_rollouts", { state: "queued" })).toBe(0);
-    expect(sampleValue(after, "polar_rollouts", { state: "assigned" })).toBe(0);
+    expect(sampleValue(after, "polar_rollouts_finished_total", { state: "COMPLETED" })).toBe(4);
+    expect(sampleValue(after, "polar_rollouts", { state: "QUEUED" })).toBe(0);
+    expect(sampleValue(after, "polar_rollouts", { state: "ASSIGNED" })).toBe(0);
     expect(sampleValue(after, "polar_groups_finished_total", { status: "completed" })).toBe(1);
     expect(sampleValue(after, "polar_results_streamed_total", { trainer: "t1" })).toBe(4);
     expect(sampleValue(after, "polar_results_streamed_bytes_total", { trainer: "t1" })!).toBeGreaterThan(4 * 100);
@@ -134,7 +134,7 @@ describe("coordinator observability", () => {
     }, "the group summarised and a heartbeat");
     expect(snap.service).toBe("coordinator");
     expect(snap.results.map((r) => r.rollout_id).sort()).toEqual([...rollout_ids].sort());
-    expect(snap.queue.completed).toBe(3);
+    expect(snap.queue.COMPLETED).toBe(3);
     expect(snap.nodes[0]).toMatchObject({ node_id: "a", status: "connected", used: 0 });
     expect(snap.trainers).toEqual([expect.objectContaining({ trainer_id: "t1", connected: true })]);
     expect(snap.groups[0]).toMatchObject({ group_id, mean_reward: 1, reward_std: 0 });
@@ -143,8 +143,9 @@ describe("coordinator observability", () => {
     expect(group.rollouts.map((r) => r.rollout_id)).toEqual(rollout_ids);
     expect(group.rollouts.every((r) => r.status === "COMPLETED" && r.reward === 1 && r.node_id === "a")).toBe(true);
     const detail = RolloutDetail.parse(await (await cluster.admin(`/v1/admin/rollouts/${rollout_ids[0]}`)).json());
-    expect(detail.timeline.map((s) => s.state)).toEqual(["queued", "assigned", "completed"]);
-    expect(detail.stages).toEqual([expect.objectContaining({ stage: "init", start_ms: 0, duration_ms: 1 }), expect.objectContaining({ stage: "run", start_ms: 1, duration_ms: 2 })]);
+    expect(detail.timeline.map((s) => s.state)).toEqual(["QUEUED", "ASSIGNED", "COMPLETED"]);
+    // A SessionTiming has every stage (0 where nothing was measured), as a real node reports it.
+    expect(detail.stages.filter((s) => s.duration_ms > 0)).toEqual([expect.objectContaining({ stage: "init", start_ms: 0, duration_ms: 1 }), expect.objectContaining({ stage: "run", start_ms: 1, duration_ms: 2 })]);
     const traces = (detail.result!.trajectory as { traces: { response_ids: number[]; loss_mask: number[] }[] }).traces;
     expect(traces[0]!.response_ids.length).toBe(4);
     expect(detail.messages).toEqual([{ role: "user", content: "say hi", truncated: false }, { role: "assistant", content: "hi", truncated: false }]);

@@ -3,13 +3,12 @@
 // usable, and a group's completion once every member has exactly one result — judged flat or not,
 // replaced when its submit asked, counted in its task's pass rate — decided here and stored
 // (group-committed) before anyone is told.
-import { resultFacts } from "../lib/result-facts.ts";
-import type { ReportedResult } from "../protocol/node-link.ts";
 import type { CoordinatorCore } from "./core.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { groupRewards, judgeGroup, planReplacement, type ExhaustedReason, type Judgement } from "./dynamic-sampling.ts";
 import { admitGroup, isComplete, planGroup, usableCount, type GroupState, type PlannedGroup } from "./groups.ts";
-import { isUsable, resultTiming, sessionReward, streamedResult, syntheticErrorResult } from "./results.ts";
+import { factsOfPacked, isUsablePacked, wholeResult, type PackedResult } from "./packed-results.ts";
+import { resultTiming, sessionReward, streamedResult, syntheticErrorResult } from "./results.ts";
 import type { LiveRollout, TerminalRolloutState } from "./rollout-states.ts";
 import type { StoredResult } from "./store/repo.ts";
 import { passRate } from "./task-stats.ts";
@@ -30,38 +29,38 @@ export class Outcomes {
    * (reassigned or cancelled meanwhile) or a repeat is dropped. Resolves once the node may
    * forget it (the store has what it must keep).
    */
-  async acceptResult(nodeId: string, rolloutId: string, attempt: number, result: ReportedResult): Promise<"accepted" | "dropped"> {
+  async acceptResult(nodeId: string, rolloutId: string, attempt: number, packed: PackedResult): Promise<"accepted" | "dropped"> {
     const c = this.core;
     const rollout = c.rollouts.get(rolloutId);
-    if (!rollout || rollout.state !== "assigned" || rollout.attempt !== attempt || rollout.nodeId !== nodeId) {
+    if (!rollout || rollout.state !== "ASSIGNED" || rollout.attempt !== attempt || rollout.nodeId !== nodeId) {
       c.events.emit("result.dropped", { rollout_id: rolloutId, node_id: nodeId, attempt, at: c.now() });
       // A repeat may race its first copy's write: the node forgets it only once that is durable.
       await c.persist(async () => undefined);
       return "dropped";
     }
-    const state: TerminalRolloutState = result.status === "COMPLETED" ? "completed" : result.status === "TIMEOUT" ? "timeout" : "error";
+    const result = packed.session;
     const timing = resultTiming(result);
-    await this.finish(rollout, result, state, typeof result.error === "string" && result.error ? result.error : null, timing);
+    await this.finish(rollout, packed, result.status, result.error || null, timing);
     // Announced once stored (and the group's completion with it), as the node is told.
-    c.events.emit("result.accepted", { rollout_id: rolloutId, group_id: rollout.groupId, node_id: nodeId, attempt, status: result.status, reward: sessionReward(result), timing, facts: resultFacts(result), at: c.now() });
+    c.events.emit("result.accepted", { rollout_id: rolloutId, group_id: rollout.groupId, node_id: nodeId, attempt, status: result.status, reward: sessionReward(result), timing, facts: factsOfPacked(packed), at: c.now() });
     return "accepted";
   }
 
-  /** Ends a rollout with its result (a node's, or synthetic for cancellations and spent attempts). */
-  async finish(rollout: LiveRollout, result: ReportedResult, state: TerminalRolloutState, cause: string | null, timing?: Record<string, number>): Promise<void> {
+  /** Ends a rollout with its result (a node's, or synthetic for cancellations and spent attempts); `status` is its terminal state. */
+  async finish(rollout: LiveRollout, packed: PackedResult, status: TerminalRolloutState, cause: string | null, timing?: Record<string, number>): Promise<void> {
     const c = this.core;
+    const result = packed.session;
     const group = c.groups.get(rollout.groupId)!;
-    c.rollouts.move(rollout, { to: state, cause, ...(timing && { timing }) });
+    c.rollouts.move(rollout, { to: status, cause, ...(timing && { timing }) });
     c.scheduleDispatch();
     const version = c.policyVersion();
     const started = rollout.policyVersionStarted ?? version;
     const stale = c.config.maxStaleness !== undefined && started < version - c.config.maxStaleness;
-    const status = state === "cancelled" ? "CANCELLED" : result.status;
     const reward = sessionReward(result);
-    group.outcomes.set(rollout.id, { status, reward, usable: state !== "cancelled" && isUsable(result) });
-    await this.results.add({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result as Record<string, unknown>, policyVersionStarted: started, stale, rolloutState: state, cause, acked: group.trainerId === null });
+    group.outcomes.set(rollout.id, { status, reward, usable: status !== "CANCELLED" && isUsablePacked(packed) });
+    await this.results.add({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result, traces: packed.traces, policyVersionStarted: started, stale, cause, acked: group.trainerId === null });
     if (group.trainerId) {
-      c.events.emit("result.ready", { trainer_id: group.trainerId, result: streamedResult({ result, status, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale }) });
+      c.events.emit("result.ready", { trainer_id: group.trainerId, result: streamedResult({ result, status, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale }), traces: packed.traces });
     }
     c.events.emit("group.progressed", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, finished: group.outcomes.size, usable: usableCount(group), n: group.n, at: c.now() });
     await this.afterOutcome(group);
@@ -156,7 +155,7 @@ export class Outcomes {
     const group = c.groups.get(rollout.groupId)!;
     c.events.emit("rollout.attempts_exhausted", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: rollout.nodeId ?? "", attempt: rollout.attempt, cause, at: c.now() });
     const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `${cause}; no attempts left (${rollout.attempt})`, metadata: group.request.metadata });
-    await this.finish(rollout, result, "error", cause);
+    await this.finish(rollout, wholeResult(result), "ERROR", cause);
   }
 
   private async cancelRollout(rollout: LiveRollout, cause: string): Promise<void> {
@@ -164,12 +163,12 @@ export class Outcomes {
     const group = c.groups.get(rollout.groupId)!;
     this.cancelOnNode(rollout, cause);
     const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `cancelled: ${cause}`, metadata: group.request.metadata });
-    await this.finish(rollout, result, "cancelled", cause);
+    await this.finish(rollout, wholeResult(result), "CANCELLED", cause);
   }
 
   /** Tells the node running `rollout` to stop it (nothing when it is queued or its node is away). */
   cancelOnNode(rollout: LiveRollout, reason: string): void {
-    if (rollout.state === "assigned" && rollout.nodeId) this.core.nodes.get(rollout.nodeId)?.peer?.send({ type: "cancel", rollout_id: rollout.id, attempt: rollout.attempt, reason });
+    if (rollout.state === "ASSIGNED" && rollout.nodeId) this.core.nodes.get(rollout.nodeId)?.peer?.send({ type: "cancel", rollout_id: rollout.id, attempt: rollout.attempt, reason });
   }
 
   /** Removes a group and everything of it (admin delete): running members are cancelled on their nodes. */
@@ -182,7 +181,7 @@ export class Outcomes {
         const rollout = c.rollouts.get(id);
         if (!rollout) continue;
         this.cancelOnNode(rollout, "group deleted");
-        c.rollouts.move(rollout, { to: "cancelled", cause: "group deleted" });
+        c.rollouts.move(rollout, { to: "CANCELLED", cause: "group deleted" });
       }
       c.scheduleDispatch();
     }

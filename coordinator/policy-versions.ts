@@ -10,7 +10,7 @@ import type { LiveRollout } from "./rollout-states.ts";
 export function staleByNode(rollouts: Iterable<LiveRollout>, oldest: number): Map<string, LiveRollout[]> {
   const byNode = new Map<string, LiveRollout[]>();
   for (const r of rollouts) {
-    if (r.state !== "assigned" || r.nodeId === null || (r.policyVersionStarted ?? oldest) >= oldest) continue;
+    if (r.state !== "ASSIGNED" || r.nodeId === null || (r.policyVersionStarted ?? oldest) >= oldest) continue;
     (byNode.get(r.nodeId) ?? byNode.set(r.nodeId, []).get(r.nodeId)!).push(r);
   }
   return byNode;

@@ -5,7 +5,8 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { AGENT, startCluster, TASK, waitFor, type Cluster } from "./testing/cluster.ts";
+import { AGENT, startCluster, TASK, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
+import { rolloutFetch } from "../test/helpers/rollout-fetch.ts";
 
 let cluster: Cluster | undefined;
 let listener: ReturnType<typeof Bun.serve> | undefined;
@@ -92,7 +93,7 @@ describe("coordinator restarted after a group's last result was stored", () => {
     listener = Bun.serve({ port: 0, fetch: async (req) => (posts.push((await req.json()) as (typeof posts)[number]), new Response("ok")) });
     cluster = await startCluster();
     await cluster.node("a");
-    const submit = await fetch(`${cluster.coordinator.url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...TASK, task_id: "api-r", num_samples: 2, agent: AGENT, callback_url: `http://127.0.0.1:${listener.port}/cb` }) });
+    const submit = await rolloutFetch(`${cluster.coordinator.url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...TASK, task_id: "api-r", num_samples: 2, agent: AGENT, callback_url: `http://127.0.0.1:${listener.port}/cb` }) });
     expect(submit.status).toBe(200);
     await waitFor(() => posts.length === 1, "the first callback");
     await cluster.coordinator.coordinator.settled();
@@ -103,7 +104,7 @@ describe("coordinator restarted after a group's last result was stored", () => {
     await waitFor(() => posts.length === 2, "the callback after the restart", 30_000);
     expect(posts[1]).toMatchObject({ task_id: "api-r", status: "completed" });
     expect(posts[1]!.results).toHaveLength(2);
-    const status = (await (await fetch(`${cluster.coordinator.url}/rollout/task/api-r`)).json()) as { status: string; completed_sessions: number };
+    const status = (await (await rolloutFetch(`${cluster.coordinator.url}/rollout/task/api-r`)).json()) as { status: string; completed_sessions: number };
     expect(status).toMatchObject({ status: "completed", completed_sessions: 2 });
   }, T);
 });

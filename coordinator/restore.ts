@@ -16,7 +16,7 @@ export async function restoreFromStore(c: CoordinatorCore, outcomes: Outcomes): 
     if (!group) continue;
     group.members.push(done.id);
     // The stored result's status and reward: a group completed here is judged on them (flatness, pass rate).
-    group.outcomes.set(done.id, { status: done.status ?? done.state.toUpperCase(), reward: done.reward, usable: done.state === "completed" });
+    group.outcomes.set(done.id, { status: done.status ?? done.state, reward: done.reward, usable: done.state === "COMPLETED" });
   }
   let queued = 0;
   const awaiting = new Set<string>();
@@ -25,13 +25,13 @@ export async function restoreFromStore(c: CoordinatorCore, outcomes: Outcomes): 
     if (!group) continue;
     group.members.push(r.id);
     const base = { id: r.id, groupId: r.groupId, idx: r.idx, image: r.image, priority: r.priority, seq: r.seq, attempt: r.attempt, policyVersionStarted: r.policyVersionStarted, stage: null, since: c.now() };
-    if (r.state === "assigned" && r.nodeId) {
+    if (r.state === "ASSIGNED" && r.nodeId) {
       // The node may still be running it: wait for it to reconnect (grace) before requeueing.
       if (!c.nodes.get(r.nodeId)) c.nodes.add(r.nodeId, { to: "disconnected", cause: "assigned before the coordinator restarted" });
-      c.rollouts.add({ ...base, state: "assigned", nodeId: r.nodeId }, "restored");
+      c.rollouts.add({ ...base, state: "ASSIGNED", nodeId: r.nodeId }, "restored");
       awaiting.add(r.nodeId);
     } else {
-      c.rollouts.add({ ...base, state: "queued", nodeId: null }, "restored");
+      c.rollouts.add({ ...base, state: "QUEUED", nodeId: null }, "restored");
       queued++;
     }
   }

@@ -1,66 +1,70 @@
 // Why: what the coordinator reads out of a node's SessionResult — reward, usability, policy
 // versions — and the GRPO advantages of a finished group, as pure functions.
-import type { ReportedResult } from "../protocol/node-link.ts";
+import type { ReportedResult, ReportedResultHeader } from "../protocol/node-link.ts";
+import { SessionResult, type RolloutTraceHeader } from "../protocol/rollout.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import type { ResultRow } from "./store/repo.ts";
 import { isUsableResult } from "../lib/rollout-api/task-status.ts";
 
-/** The session's reward: every trace carries the evaluation's reward; null when none does. */
-export function sessionReward(result: ReportedResult): number | null {
-  for (const trace of result.trajectory.traces) if (typeof trace.reward === "number") return trace.reward;
-  return null;
+/** A streamed result whose traces may lack their token arrays: they are in its blob when it has one (coordinator/packed-results.ts). */
+export type StreamedHeader = Omit<StreamedResult, "traces"> & { traces: RolloutTraceHeader[] };
+
+/** The session's reward: every trace carries the evaluation's reward; null when it has no trace. */
+export function sessionReward(result: ReportedResultHeader): number | null {
+  return result.trajectory.traces[0]?.reward ?? null;
 }
 
 /** A result that counts toward early stop: the one rule of both services (lib/rollout-api/task-status.ts). */
-export function isUsable(result: ReportedResult): boolean {
+export function isUsable(result: SessionResult): boolean {
   return isUsableResult(result);
 }
 
-function policyVersionsOf(result: ReportedResult): number[] {
-  const fromMeta = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is number => Number.isInteger(v)) : []);
+function policyVersionsOf(result: ReportedResultHeader): number[] {
   const versions = new Set<number>();
-  for (const trace of result.trajectory.traces) for (const v of fromMeta((trace.metadata as { policy_versions?: unknown } | undefined)?.policy_versions)) versions.add(v);
+  for (const trace of result.trajectory.traces) {
+    const stamped = trace.metadata.policy_versions;
+    if (Array.isArray(stamped)) for (const v of stamped) if (typeof v === "number" && Number.isInteger(v)) versions.add(v);
+  }
   return [...versions].sort((a, b) => a - b);
 }
 
-/** The numeric stage durations of a result's timing (SessionTiming, ms). */
-export function resultTiming(result: ReportedResult): Record<string, number> {
-  return Object.fromEntries(Object.entries((result.timing as Record<string, unknown> | undefined) ?? {}).filter((e): e is [string, number] => typeof e[1] === "number"));
+/** The numeric stage durations of a result's timing (SessionTiming, ms; the per-category maps left out). */
+export function resultTiming(result: ReportedResultHeader): Record<string, number> {
+  return Object.fromEntries(Object.entries(result.timing).filter((e): e is [string, number] => typeof e[1] === "number"));
 }
 
 export function streamedResult(args: {
-  result: ReportedResult;
-  /** The session's status, or CANCELLED when the coordinator cancelled it. */
+  result: ReportedResultHeader;
+  /** The rollout's terminal state: the session's status, or CANCELLED when the coordinator cancelled it. */
   status: StreamedResult["status"];
   groupId: string;
   rolloutId: string;
   policyVersionStarted: number;
   stale: boolean;
-}): StreamedResult {
+}): StreamedHeader {
   const { result } = args;
-  const timing = resultTiming(result);
   return {
     result_id: args.rolloutId,
     group_id: args.groupId,
     rollout_id: args.rolloutId,
     status: args.status,
     reward: sessionReward(result),
-    traces: result.trajectory.traces as Record<string, unknown>[],
+    traces: result.trajectory.traces,
     policy_version_started: args.policyVersionStarted,
     policy_versions: policyVersionsOf(result),
     stale: args.stale,
-    timing,
-    node_id: typeof result.node_id === "string" ? result.node_id : null,
-    error: typeof result.error === "string" ? result.error : null,
-    metadata: (result.metadata as Record<string, unknown> | undefined) ?? {},
+    timing: resultTiming(result),
+    node_id: result.node_id,
+    error: result.error,
+    metadata: result.metadata,
   };
 }
 
 /** A stored result as its trainer receives it. */
-export function streamedFromRow(row: ResultRow): StreamedResult {
+export function streamedFromRow(row: ResultRow): StreamedHeader {
   return streamedResult({
-    result: row.session as ReportedResult,
-    status: row.status as StreamedResult["status"],
+    result: row.session,
+    status: row.status,
     groupId: row.groupId,
     rolloutId: row.rolloutId,
     policyVersionStarted: row.policyVersionStarted,
@@ -78,15 +82,13 @@ export function groupAdvantages(rewards: (number | null)[], mode: "none" | "mean
 }
 
 /** A masked ERROR SessionResult for a rollout that ended without one (node lost for good, early stop). */
-export function syntheticErrorResult(args: { sessionId: string; taskId: string; cause: string; metadata: Record<string, unknown> }): ReportedResult {
-  return {
+export function syntheticErrorResult(args: { sessionId: string; taskId: string; cause: string; metadata: SessionResult["metadata"] }): ReportedResult {
+  return SessionResult.parse({
     session_id: args.sessionId,
     task_id: args.taskId,
     status: "ERROR",
-    trajectory: { status: "ERROR", traces: [], metadata: {}, error: args.cause },
-    timing: {},
-    node_id: null,
+    trajectory: { status: "ERROR", traces: [], error: args.cause },
     error: args.cause,
     metadata: args.metadata,
-  };
+  });
 }

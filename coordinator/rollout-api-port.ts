@@ -10,7 +10,8 @@ import type { AcceptedTask } from "../lib/rollout-api/submission.ts";
 import { taskStatus, type TaskPhase } from "../lib/rollout-api/task-status.ts";
 import type { Coordinator } from "./coordinator.ts";
 import type { GroupState } from "./groups.ts";
-import type { GroupRow, ResultRow } from "./store/repo.ts";
+import { wholeSession } from "./packed-results.ts";
+import type { GroupRow, ResultWithTraces } from "./store/repo.ts";
 
 /** What this adapter uses of the Coordinator. */
 type CoordinatorView = Pick<Coordinator, "on" | "submitGroup" | "cancelGroup" | "groups" | "repo" | "queue" | "active" | "nodes" | "policyVersion">;
@@ -34,16 +35,16 @@ export function coordinatorRolloutPort(coordinator: CoordinatorView, options: Co
 
   const phaseOf = (row: GroupRow): TaskPhase => (row.state === "cancelled" ? "cancelled" : row.state === "running" && cancelling.has(row.id) ? "cancelling" : "running");
 
-  function sessions(rows: ResultRow[], phase: TaskPhase): SessionResult[] {
+  function sessions(rows: ResultWithTraces[], phase: TaskPhase): SessionResult[] {
     const kept = phase === "cancelled" || phase === "cancelling" ? rows.filter((r) => r.status !== CANCELLED_BY_COORDINATOR) : rows;
-    return kept.map((r) => SessionResult.parse(r.session));
+    return kept.map((r) => SessionResult.parse(wholeSession(r)));
   }
 
   async function status(taskId: string): Promise<TaskStatus | undefined> {
     const row = await coordinator.repo.findGroupByTaskId(taskId);
     if (!row) return undefined;
     const phase = phaseOf(row);
-    return taskStatus(taskId, phase, row.n, sessions(await coordinator.repo.groupResults(row.id), phase));
+    return taskStatus(taskId, phase, row.n, sessions(await coordinator.repo.groupResultsWithTraces(row.id), phase));
   }
 
   coordinator.on({
@@ -90,7 +91,7 @@ export function coordinatorRolloutPort(coordinator: CoordinatorView, options: Co
     },
     async serviceStatus() {
       let assigned = 0;
-      for (const r of coordinator.active.values()) if (r.state === "assigned") assigned++;
+      for (const r of coordinator.active.values()) if (r.state === "ASSIGNED") assigned++;
       let nodes = 0;
       for (const n of coordinator.nodes.values()) if (n.peer) nodes++;
       return { status: "ok", queued_sessions: coordinator.queue.size, running_sessions: assigned, running_tasks: coordinator.groups.size, nodes, policy_version: coordinator.policyVersion };

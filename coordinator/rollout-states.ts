@@ -4,32 +4,39 @@
 // that holds it, then announced. Store writes are the callers' (they batch them).
 import type { EventBus } from "../lib/events.ts";
 import { PolarError } from "../protocol/errors.ts";
+import type { NodeRolloutState } from "../protocol/node-link.ts";
+import { ROLLOUT_RESULT_STATUSES } from "../protocol/rollout.ts";
 import type { CoordinatorEvents } from "./events.ts";
 import type { NodeState } from "./node-states.ts";
 import { RolloutQueue } from "./queue.ts";
 
-export const ROLLOUT_STATES = ["queued", "assigned", "completed", "error", "timeout", "cancelled"] as const;
+/** Waiting, on a node, or ended the way its result says (the words the node and trainers use). */
+export const ROLLOUT_STATES = ["QUEUED", "ASSIGNED", ...ROLLOUT_RESULT_STATUSES] as const;
 export type RolloutStateName = (typeof ROLLOUT_STATES)[number];
 
-export const TERMINAL_ROLLOUT_STATES = ["completed", "error", "timeout", "cancelled"] as const satisfies readonly RolloutStateName[];
+export const TERMINAL_ROLLOUT_STATES = ROLLOUT_RESULT_STATUSES satisfies readonly RolloutStateName[];
 export type TerminalRolloutState = (typeof TERMINAL_ROLLOUT_STATES)[number];
 export type LiveRolloutState = Exclude<RolloutStateName, TerminalRolloutState>;
 
 /** state → the states it may move to. */
 export const ROLLOUT_TRANSITIONS: Readonly<Record<RolloutStateName, readonly RolloutStateName[]>> = {
   // Cancelled while waiting (group cancelled, early stop, group deleted).
-  queued: ["assigned", "cancelled"],
+  QUEUED: ["ASSIGNED", "CANCELLED"],
   // Back to the queue (node lost or restarted, no longer held, stale policy), or ended: a
   // result, attempts spent (error), or cancelled on its node.
-  assigned: ["queued", "completed", "error", "timeout", "cancelled"],
-  completed: [],
-  error: [],
-  timeout: [],
-  cancelled: [],
+  ASSIGNED: ["QUEUED", "COMPLETED", "ERROR", "TIMEOUT", "CANCELLED"],
+  COMPLETED: [],
+  ERROR: [],
+  TIMEOUT: [],
+  CANCELLED: [],
 };
 
 export function canMove(from: RolloutStateName, to: RolloutStateName): boolean {
   return ROLLOUT_TRANSITIONS[from].includes(to);
+}
+
+export function isRolloutStateName(state: string): state is RolloutStateName {
+  return (ROLLOUT_STATES as readonly string[]).includes(state);
 }
 
 export function isTerminalRolloutState(state: string): state is TerminalRolloutState {
@@ -50,15 +57,15 @@ export interface LiveRollout {
   /** Assignments so far; a result is accepted only for the current one. */
   attempt: number;
   policyVersionStarted: number | null;
-  /** The node-side stage last reported (init, run, postrun…). */
-  stage: string | null;
+  /** The node-side state last reported (INIT, RUN, POSTRUN…). */
+  stage: NodeRolloutState | null;
   /** When it entered its state (epoch ms). */
   since: number;
 }
 
 export type RolloutMove =
-  | { to: "queued"; cause: string }
-  | { to: "assigned"; nodeId: string; policyVersion: number }
+  | { to: "QUEUED"; cause: string }
+  | { to: "ASSIGNED"; nodeId: string; policyVersion: number }
   | { to: TerminalRolloutState; cause: string | null; timing?: Record<string, number> };
 
 export class RolloutBook {
@@ -87,7 +94,7 @@ export class RolloutBook {
   /** A rollout enters the book: queued (new, or reloaded queued) or assigned (reloaded, its node's grace running). */
   add(rollout: LiveRollout & { state: LiveRolloutState }, cause: string | null): void {
     this.live.set(rollout.id, rollout);
-    if (rollout.state === "queued") this.queue.push(rollout);
+    if (rollout.state === "QUEUED") this.queue.push(rollout);
     else if (rollout.nodeId) this.nodeOf(rollout.nodeId)?.assigned.add(rollout.id);
     this.announce(rollout, null, rollout.state, { cause });
   }
@@ -99,15 +106,15 @@ export class RolloutBook {
     const heldBy = rollout.nodeId;
     if (heldBy) this.nodeOf(heldBy)?.assigned.delete(rollout.id);
     switch (move.to) {
-      case "queued":
-        rollout.state = "queued";
+      case "QUEUED":
+        rollout.state = "QUEUED";
         rollout.nodeId = null;
         rollout.stage = null;
         this.queue.push(rollout);
         break;
-      case "assigned":
+      case "ASSIGNED":
         this.queue.remove(rollout.id);
-        rollout.state = "assigned";
+        rollout.state = "ASSIGNED";
         rollout.nodeId = move.nodeId;
         rollout.attempt += 1;
         rollout.policyVersionStarted = move.policyVersion;
@@ -123,15 +130,15 @@ export class RolloutBook {
     const inStateMs = this.now() - rollout.since;
     rollout.since = this.now();
     this.announce(rollout, from, move.to, {
-      cause: move.to === "assigned" ? null : move.cause,
+      cause: move.to === "ASSIGNED" ? null : move.cause,
       inStateMs,
-      nodeId: move.to === "assigned" ? move.nodeId : heldBy,
+      nodeId: move.to === "ASSIGNED" ? move.nodeId : heldBy,
       timing: "timing" in move ? move.timing : undefined,
     });
   }
 
   /** A node reported the stage its run of the rollout reached (not a state change of ours). */
-  setStage(rollout: LiveRollout, stage: string): void {
+  setStage(rollout: LiveRollout, stage: NodeRolloutState): void {
     if (rollout.stage === stage) return;
     rollout.stage = stage;
     this.events.emit("rollout.stage_changed", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: rollout.nodeId, attempt: rollout.attempt, stage, at: this.now() });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { LeastLoaded, leastLoadedWarmFirst } from "./least-loaded-policy.ts";
 import { RolloutQueue } from "./queue.ts";
 import type { SchedulingNode, SchedulingPolicy } from "./scheduling.ts";
-import { AGENT, startCluster, TASK, waitFor, type Cluster } from "./testing/cluster.ts";
+import { AGENT, startCluster, TASK, waitFor, type Cluster } from "../test/support/coordinator/cluster.ts";
 
 const node = (id: string, assigned: number, slots = 4, warm: string[] = []): SchedulingNode => ({ id, slots, assigned, warmImages: new Set(warm) });
 

@@ -6,7 +6,8 @@ import type { ListenerErrorSink } from "../lib/events.ts";
 import type { MetricsRegistry } from "../lib/metrics.ts";
 import { stderrLogSink, type LogSink } from "../lib/json-log.ts";
 import { adminErrorResponse, PolarError, wsErrorFrame } from "../protocol/errors.ts";
-import { NodeHello, NodeToCoordinator } from "../protocol/node-link.ts";
+import { NodeHello, NodeResultHeader, NodeToCoordinator } from "../protocol/node-link.ts";
+import { isTraceFrame, type TraceEncoding } from "../protocol/trace-frame.ts";
 import { TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import { createCoordinatorApp } from "./app.ts";
 import { observeCoordinator } from "./observability.ts";
@@ -15,6 +16,7 @@ import { Coordinator } from "./coordinator.ts";
 import { logCoordinatorEvents } from "./log.ts";
 import { NodeHandler } from "./node-handler.ts";
 import type { NodePeer, NodeState } from "./node-states.ts";
+import { packedFromFrame, resultFrame, type PackedResult } from "./packed-results.ts";
 import { PauseBook } from "./pauses.ts";
 import { CallbackSender } from "../lib/rollout-api/callbacks.ts";
 import { ROLLOUT_API_LIMITS } from "../lib/rollout-api/routes.ts";
@@ -22,10 +24,10 @@ import type { SchedulingPolicy } from "./scheduling.ts";
 import { openCoordinatorDb } from "./store/db.ts";
 import { CoordinatorRepo } from "./store/repo.ts";
 import { loadCoordinatorCatalog, TaskCatalog } from "./task-catalog.ts";
-import { presentedToken, tokenMatches } from "./tokens.ts";
+import { presentedToken, tokenMatches } from "../lib/tokens.ts";
 import { TrainerHandler } from "./trainer-handler.ts";
 import type { TrainerPeer, TrainerStream } from "./trainer-streams.ts";
-import { drained, inOrder, parseFrame, sendJson, wakeDrainWaiters, type SocketData } from "./ws-peers.ts";
+import { drained, inOrder, parseFrame, parseTraceFrame, sendJson, wakeDrainWaiters, type SocketData } from "./ws-peers.ts";
 
 export interface RunningCoordinator {
   url: string;
@@ -40,8 +42,23 @@ function nodePeer(ws: ServerWebSocket<SocketData>): NodePeer {
   return { send: (m) => void sendJson(ws, m), close: (code, reason) => ws.close(code, reason) };
 }
 
-function trainerPeer(ws: ServerWebSocket<SocketData>): TrainerPeer {
-  return { send: (m) => sendJson(ws, m), drained: () => drained(ws), close: (code, reason) => ws.close(code, reason) };
+function trainerPeer(ws: ServerWebSocket<SocketData>, encoding: TraceEncoding): TrainerPeer {
+  return {
+    send: (m) => sendJson(ws, m),
+    sendResult(out) {
+      if (ws.readyState !== 1) return 0;
+      const frame = resultFrame(out, encoding);
+      ws.send(frame);
+      return typeof frame === "string" ? frame.length : frame.byteLength;
+    },
+    drained: () => drained(ws),
+    close: (code, reason) => ws.close(code, reason),
+  };
+}
+
+/** A node's result as a trace frame: its header a `result` message, its blob checked against it. */
+function resultOfTraceFrame(message: NodeResultHeader, blob: Uint8Array): PackedResult {
+  return packedFromFrame(message.result, blob);
 }
 
 /** What a coordinator is given besides its config (tests replace them). */
@@ -114,15 +131,20 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
   });
 
   function onNodeFrame(ws: ServerWebSocket<SocketData>, raw: string | Buffer): void {
-    const attached = ws.data.attached as NodeState | null;
+    const attached = ws.data.attached as { node: NodeState; peer: NodePeer } | null;
+    if (attached && typeof raw !== "string" && isTraceFrame(raw)) {
+      const frame = parseTraceFrame(ws, raw, NodeResultHeader, resultOfTraceFrame, config.maxBadFrames);
+      if (frame) inOrder(ws, () => nodes.result(attached.node, attached.peer, frame.message.rollout_id, frame.message.attempt, frame.checked));
+      return;
+    }
     const message = parseFrame(ws, raw, attached ? NodeToCoordinator : NodeHello, config.maxBadFrames);
     if (!message) return;
     inOrder(ws, async () => {
-      if (attached) return nodes.message(attached, message);
+      if (attached) return nodes.message(attached.node, attached.peer, message);
       const peer = nodePeer(ws);
-      const node = nodes.hello(peer, message as NodeHello);
-      if (!node) return void ws.close(1002, "protocol version mismatch");
-      ws.data.attached = node;
+      const node = await nodes.hello(peer, message as NodeHello);
+      if (!node) return void (ws.readyState === 1 && ws.close(1002, "protocol version mismatch"));
+      ws.data.attached = { node, peer };
       ws.data.onClose = () => nodes.closed(node, peer);
     });
   }
@@ -134,9 +156,9 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
       const attached = ws.data.attached as TrainerStream | null;
       if (attached) return trainers.message(attached, message);
       if (message.type !== "hello") return void sendJson(ws, wsErrorFrame(new PolarError("bad_request", "send hello first")));
-      const peer = trainerPeer(ws);
+      const peer = trainerPeer(ws, message.encoding);
       const stream = await trainers.hello(peer, message);
-      if (!stream) return void ws.close(1002, "protocol version mismatch");
+      if (!stream) return void (ws.readyState === 1 && ws.close(1002, "protocol version mismatch"));
       ws.data.attached = stream;
       ws.data.onClose = () => trainers.closed(stream, peer);
     });

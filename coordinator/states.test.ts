@@ -17,19 +17,19 @@ function books(graceMs = 60_000, onGrace: (n: NodeState) => void = () => {}) {
   return { events, seen, nodes, rollouts };
 }
 
-const rollout = (id: string): LiveRollout & { state: LiveRolloutState } => ({ id, groupId: "g", idx: 0, image: "img", priority: 0, seq: 1, state: "queued", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null, since: Date.now() });
+const rollout = (id: string): LiveRollout & { state: LiveRolloutState } => ({ id, groupId: "g", idx: 0, image: "img", priority: 0, seq: 1, state: "QUEUED", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null, since: Date.now() });
 
 describe("rollout state table", () => {
   test("queued → assigned → a terminal state; back to the queue only from assigned; terminal states have no exits", () => {
-    expect(canMove("queued", "assigned")).toBe(true);
-    expect(canMove("assigned", "queued")).toBe(true);
-    expect(canMove("queued", "completed")).toBe(false);
-    expect(canMove("queued", "cancelled")).toBe(true);
+    expect(canMove("QUEUED", "ASSIGNED")).toBe(true);
+    expect(canMove("ASSIGNED", "QUEUED")).toBe(true);
+    expect(canMove("QUEUED", "COMPLETED")).toBe(false);
+    expect(canMove("QUEUED", "CANCELLED")).toBe(true);
     for (const t of TERMINAL_ROLLOUT_STATES) {
-      expect(canMove("assigned", t)).toBe(true);
+      expect(canMove("ASSIGNED", t)).toBe(true);
       expect(ROLLOUT_TRANSITIONS[t]).toEqual([]);
     }
-    expect(ROLLOUT_STATES.filter((s) => canMove(s, "queued"))).toEqual(["assigned"]);
+    expect(ROLLOUT_STATES.filter((s) => canMove(s, "QUEUED"))).toEqual(["ASSIGNED"]);
   });
 
   test("the mover keeps the queue and the node's rollouts in step, counts attempts, announces each move, and refuses a move the table forbids", () => {
@@ -38,23 +38,23 @@ describe("rollout state table", () => {
     const r = rollout("r1");
     rollouts.add(r, "submitted");
     expect(rollouts.queue.has("r1")).toBe(true);
-    rollouts.move(r, { to: "assigned", nodeId: "n1", policyVersion: 3 });
-    expect([r.state, r.attempt, r.policyVersionStarted, rollouts.queue.has("r1"), node.assigned.has("r1")]).toEqual(["assigned", 1, 3, false, true]);
-    rollouts.move(r, { to: "queued", cause: "node n1 lost" });
-    expect([r.state, r.nodeId, rollouts.queue.has("r1"), node.assigned.has("r1")]).toEqual(["queued", null, true, false]);
-    rollouts.move(r, { to: "assigned", nodeId: "n1", policyVersion: 3 });
-    rollouts.move(r, { to: "completed", cause: null, timing: { run_ms: 5 } });
+    rollouts.move(r, { to: "ASSIGNED", nodeId: "n1", policyVersion: 3 });
+    expect([r.state, r.attempt, r.policyVersionStarted, rollouts.queue.has("r1"), node.assigned.has("r1")]).toEqual(["ASSIGNED", 1, 3, false, true]);
+    rollouts.move(r, { to: "QUEUED", cause: "node n1 lost" });
+    expect([r.state, r.nodeId, rollouts.queue.has("r1"), node.assigned.has("r1")]).toEqual(["QUEUED", null, true, false]);
+    rollouts.move(r, { to: "ASSIGNED", nodeId: "n1", policyVersion: 3 });
+    rollouts.move(r, { to: "COMPLETED", cause: null, timing: { run_ms: 5 } });
     expect([rollouts.get("r1"), rollouts.queue.has("r1"), node.assigned.size]).toEqual([undefined, false, 0]);
-    expect(() => rollouts.move(r, { to: "queued", cause: "again" })).toThrow(/no move completed → queued/);
+    expect(() => rollouts.move(r, { to: "QUEUED", cause: "again" })).toThrow(/no move COMPLETED → QUEUED/);
     const moves = seen.filter((e) => e.name === "rollout.state_changed").map((e) => [e.payload.from, e.payload.to, e.payload.node_id, e.payload.attempt]);
     expect(moves).toEqual([
-      [null, "queued", null, 0],
-      ["queued", "assigned", "n1", 1],
-      ["assigned", "queued", "n1", 1],
-      ["queued", "assigned", "n1", 2],
-      ["assigned", "completed", "n1", 2],
+      [null, "QUEUED", null, 0],
+      ["QUEUED", "ASSIGNED", "n1", 1],
+      ["ASSIGNED", "QUEUED", "n1", 1],
+      ["QUEUED", "ASSIGNED", "n1", 2],
+      ["ASSIGNED", "COMPLETED", "n1", 2],
     ]);
-    expect(seen.find((e) => e.payload.to === "completed")!.payload.timing).toEqual({ run_ms: 5 });
+    expect(seen.find((e) => e.payload.to === "COMPLETED")!.payload.timing).toEqual({ run_ms: 5 });
   });
 });
 

@@ -2,13 +2,15 @@
 // acknowledge results, cancel, policy versions, pause/resume — and how owed results are pumped
 // to it within its credits (fresh ones from memory, older ones from the store).
 import { asPolarError, PolarError, wsErrorFrame } from "../protocol/errors.ts";
-import { ACCEPTED_BUILDER_NAMES, ACCEPTED_HARNESS_NAMES, builderStrategy, harnessKind } from "../protocol/harness-names.ts";
-import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type StreamedResult, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
+import { unknownNames } from "../protocol/harness-names.ts";
+import { TRAINER_PROTOCOL_VERSION, type GroupSpec, type TrainerToCoordinator } from "../protocol/trainer-stream.ts";
 import type { Coordinator } from "./coordinator.ts";
-import { rewardStd, type ExhaustedReason } from "./dynamic-sampling.ts";
+import { rewardStd } from "./dynamic-sampling.ts";
 import { requestForGroup, type AdvantageMode, type GroupSampling } from "./groups.ts";
 import type { PauseBook } from "./pauses.ts";
-import { groupAdvantages, streamedFromRow } from "./results.ts";
+import { refusePeer } from "./peer-identities.ts";
+import { heldBytes, outgoingFromRow, type OutgoingResult } from "./packed-results.ts";
+import { groupAdvantages } from "./results.ts";
 import type { TaskCatalog } from "./task-catalog.ts";
 import { newTrainerStream, pendingCount, takePending, type TrainerPeer, type TrainerStream } from "./trainer-streams.ts";
 
@@ -42,13 +44,22 @@ export class TrainerHandler {
       peer.send(wsErrorFrame(new PolarError("bad_request", `coordinator speaks trainer protocol ${TRAINER_PROTOCOL_VERSION}, trainer sent ${message.protocol_version}`)));
       return null;
     }
-    let stream = this.trainers.get(message.trainer_id);
-    if (!stream) this.trainers.set(message.trainer_id, (stream = newTrainerStream(message.trainer_id)));
-    if (stream.peer && stream.peer !== peer) stream.peer.close(4001, "replaced by a new connection of the same trainer");
-    Object.assign(stream, { peer, credits: 0, pending: [], pendingHead: 0, inFlight: new Set(), queued: new Set() });
+    // The trainer proves its id (the secret issued at its first hello) and no other connection holds it.
+    const id = message.trainer_id;
+    const admitted = await c.identities.admit("trainer", id, message.trainer_secret, () => Boolean(this.trainers.get(id)?.peer), (issued) => {
+      let stream = this.trainers.get(id);
+      if (!stream) this.trainers.set(id, (stream = newTrainerStream(id)));
+      Object.assign(stream, { peer, credits: 0, pending: [], pendingHead: 0, inFlight: new Set(), queued: new Set() });
+      return { stream, issued };
+    });
+    if (!admitted.ok) {
+      refusePeer(c, peer, "trainer", id, admitted);
+      return null;
+    }
+    const { stream, issued } = admitted.value;
     const unacked = await c.repo.unackedIds(stream.id);
     for (const id of unacked) this.enqueue(stream, id);
-    peer.send({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: stream.id, policy_version: c.policyVersion, unacked: unacked.length });
+    peer.send({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: stream.id, policy_version: c.policyVersion, unacked: unacked.length, encoding: message.encoding, ...(issued && { trainer_secret: issued }) });
     for (const groupId of await c.repo.finishedGroupsWithUnacked(stream.id)) await this.sendGroup(stream, groupId);
     return stream;
   }
@@ -169,11 +180,11 @@ export class TrainerHandler {
     }
   }
 
-  private resultReady(trainerId: string, result: StreamedResult): void {
+  private resultReady(trainerId: string, out: OutgoingResult): void {
     const stream = this.trainers.get(trainerId);
     if (!stream?.peer) return; // owed: sent from the store when the trainer connects
-    this.coordinator.cache.set(result, estimateBytes(result));
-    this.enqueue(stream, result.result_id);
+    this.coordinator.cache.set(out, heldBytes(out));
+    this.enqueue(stream, out.result.result_id);
     void this.pump(stream);
   }
 
@@ -191,21 +202,21 @@ export class TrainerHandler {
     try {
       while (stream.peer && stream.credits > 0 && pendingCount(stream) > 0) {
         const ids = takePending(stream, Math.min(stream.credits, PUMP_BATCH));
-        const found = new Map<string, StreamedResult>();
+        const found = new Map<string, OutgoingResult>();
         const missing: string[] = [];
         for (const id of ids) {
           const cached = c.cache.take(id);
           if (cached) found.set(id, cached);
           else missing.push(id);
         }
-        if (missing.length > 0) for (const row of await c.repo.resultsById(missing)) found.set(row.rolloutId, streamedFromRow(row));
+        if (missing.length > 0) for (const row of await c.repo.resultsById(missing)) found.set(row.rolloutId, outgoingFromRow(row));
         for (const id of ids) {
           stream.queued.delete(id);
-          const result = found.get(id);
-          if (!result || !stream.peer) continue; // pruned, or the trainer left (it is owed again on reconnect)
+          const out = found.get(id);
+          if (!out || !stream.peer) continue; // pruned, or the trainer left (it is owed again on reconnect)
           await stream.peer.drained();
           if (!stream.peer) continue;
-          const bytes = stream.peer.send({ type: "result", result });
+          const bytes = stream.peer.sendResult(out);
           stream.credits--;
           stream.inFlight.add(id);
           c.resultDelivered(stream.id, id, bytes);
@@ -243,26 +254,12 @@ export class TrainerHandler {
       replacement_index: sampling?.replacementIndex ?? 0,
       replaces: sampling?.replaces ?? null,
       replaced_by: sampling?.replacedBy ?? null,
-      replacement_exhausted: (sampling?.replacementExhausted as ExhaustedReason | null | undefined) ?? null,
+      replacement_exhausted: sampling?.replacementExhausted ?? null,
     });
   }
 }
 
 /** Harness and builder names are checked here, not first on a node after dispatch. */
 function unknownName(spec: GroupSpec): string | null {
-  if (!harnessKind(spec.agent.harness)) return `unknown harness "${spec.agent.harness}"; expected one of ${ACCEPTED_HARNESS_NAMES.join(", ")}`;
-  if (spec.builder && !builderStrategy(spec.builder.strategy)) return `unknown builder strategy "${spec.builder.strategy}"; expected one of ${ACCEPTED_BUILDER_NAMES.join(", ")}`;
-  return null;
-}
-
-/** Token arrays dominate a result's size: ~8 bytes a token in the four per-token arrays. */
-function estimateBytes(result: StreamedResult): number {
-  let tokens = 0;
-  for (const trace of result.traces) {
-    for (const key of ["prompt_ids", "response_ids", "loss_mask", "response_logprobs"]) {
-      const value = trace[key];
-      if (Array.isArray(value)) tokens += value.length;
-    }
-  }
-  return 1024 + tokens * 8;
+  return unknownNames(spec.agent.harness, spec.builder?.strategy);
 }

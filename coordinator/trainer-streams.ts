@@ -1,11 +1,14 @@
 // Why: results flow to a trainer under its credits and stay owed until it acknowledges them;
 // this module owns that book per trainer — credits, the ids waiting to be sent, what went out on
 // the current connection — and never holds more payload bytes than its cache budget.
-import type { CoordinatorToTrainer, StreamedResult } from "../protocol/trainer-stream.ts";
+import type { CoordinatorToTrainer } from "../protocol/trainer-stream.ts";
+import type { OutgoingResult } from "./packed-results.ts";
 
 export interface TrainerPeer {
   /** Returns the frame's size in bytes. */
   send(message: CoordinatorToTrainer): number;
+  /** A result frame in the encoding the trainer asked for in its hello; returns its size in bytes. */
+  sendResult(out: OutgoingResult): number;
   /** Resolves once the connection can take more (its send buffer drained). */
   drained(): Promise<void>;
   close(code: number, reason: string): void;
@@ -13,15 +16,15 @@ export interface TrainerPeer {
 
 /** Fresh results by id, dropped oldest-first past a byte budget (the store has them all). */
 export class ResultCache {
-  private readonly entries = new Map<string, { result: StreamedResult; bytes: number }>();
+  private readonly entries = new Map<string, { out: OutgoingResult; bytes: number }>();
   private bytes = 0;
 
   constructor(private readonly budget: number) {}
 
-  /** `bytes` is the size of the session it came from (a cheap, close estimate). */
-  set(result: StreamedResult, bytes: number): void {
+  /** `bytes`: what it holds in memory (a cheap, close estimate). */
+  set(out: OutgoingResult, bytes: number): void {
     if (bytes > this.budget) return;
-    this.entries.set(result.result_id, { result, bytes });
+    this.entries.set(out.result.result_id, { out, bytes });
     this.bytes += bytes;
     for (const [id, entry] of this.entries) {
       if (this.bytes <= this.budget) break;
@@ -30,12 +33,12 @@ export class ResultCache {
     }
   }
 
-  take(id: string): StreamedResult | undefined {
+  take(id: string): OutgoingResult | undefined {
     const entry = this.entries.get(id);
     if (!entry) return undefined;
     this.entries.delete(id);
     this.bytes -= entry.bytes;
-    return entry.result;
+    return entry.out;
   }
 
   get heldBytes(): number {

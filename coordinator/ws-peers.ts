@@ -4,6 +4,7 @@
 import type { ServerWebSocket } from "bun";
 import type { z } from "zod";
 import { asPolarError, describeCause, PolarError, wsErrorFrame } from "../protocol/errors.ts";
+import { decodeTraceFrame } from "../protocol/trace-frame.ts";
 
 export interface SocketData {
   role: "node" | "trainer";
@@ -51,6 +52,25 @@ export function parseFrame<S extends z.ZodType>(ws: ServerWebSocket<SocketData>,
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(frame)"}: ${i.message}`);
   return badFrame(ws, `invalid frame: ${issues.join("; ")}`, maxBadFrames);
+}
+
+/**
+ * Parses a binary trace frame: its header against the schema, then `check` on the header and a
+ * copy of its blob (the socket's buffer is not ours once this returns); a failure of either is a
+ * bad frame.
+ */
+export function parseTraceFrame<S extends z.ZodType, T>(ws: ServerWebSocket<SocketData>, raw: Buffer, schema: S, check: (message: z.infer<S>, blob: Uint8Array) => T, maxBadFrames: number): { message: z.infer<S>; checked: T } | null {
+  try {
+    const { header, blob } = decodeTraceFrame(raw);
+    const parsed = schema.safeParse(header);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(frame)"}: ${i.message}`);
+      return badFrame(ws, `invalid trace frame header: ${issues.join("; ")}`, maxBadFrames);
+    }
+    return { message: parsed.data, checked: check(parsed.data, blob.slice()) };
+  } catch (err) {
+    return badFrame(ws, asPolarError(err).message, maxBadFrames);
+  }
 }
 
 function badFrame(ws: ServerWebSocket<SocketData>, message: string, maxBadFrames: number): null {

@@ -74,3 +74,9 @@ export function oneOf<T extends string>(values: ParsedFlags, name: string, choic
   if (value !== undefined && !(choices as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${choices.join(", ")}, got "${value}"`);
   return value as T | undefined;
 }
+
+/** An `on | off` flag as a boolean (undefined when absent). */
+export function onOffFlag(values: ParsedFlags, name: string): boolean | undefined {
+  const value = oneOf(values, name, ["on", "off"] as const);
+  return value === undefined ? undefined : value === "on";
+}

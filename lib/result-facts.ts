@@ -16,6 +16,7 @@ const CAUSE_KIND: Record<string, FailureKind> = {
   engine_unreachable: "infrastructure",
   node_restarted: "infrastructure",
   shutdown: "infrastructure",
+  store: "infrastructure",
   internal: "infrastructure",
   evaluator: "evaluation",
   trajectory_build: "capture",

@@ -1,16 +1,15 @@
 // Why: the drill-down shows a rollout's conversation. The node's gateway holds it (the recorded
 // calls); the node hands a bounded copy — the messages of the session's last call and its answer,
-// each message cut to a few KiB — along with the result it reports, under one top-level key the
-// coordinator stores with the result but never streams to trainers nor returns from the rollout
-// API (both copy named fields only). Built and read here, for both services.
-import { TranscriptMessage } from "../protocol/admin.ts";
+// each message cut to a few KiB — along with the result it reports, as the result's typed
+// `polar_transcript` (protocol/node-link.ts ReportedResult), which the coordinator stores with the
+// result but never streams to trainers nor returns from the rollout API (both copy named fields
+// only). Built and read here, for both services.
+import type { TranscriptMessage } from "../protocol/admin.ts";
 import type { z } from "zod";
 import type { RecordedCall } from "../protocol/calls.ts";
+import type { ReportedResult } from "../protocol/node-link.ts";
 
 export type Transcript = z.infer<typeof TranscriptMessage>[];
-
-/** The key of a reported SessionResult that carries its transcript. */
-export const TRANSCRIPT_KEY = "polar_transcript";
 
 /** Characters kept of one message, and messages kept (the last ones). */
 export const TRANSCRIPT_LIMITS = { chars: 4000, messages: 200 };
@@ -33,8 +32,7 @@ export function buildTranscript(calls: readonly Pick<RecordedCall, "request" | "
   return messages.slice(-TRANSCRIPT_LIMITS.messages);
 }
 
-/** The transcript a stored result carries, checked; null when it has none. */
-export function transcriptOf(session: Record<string, unknown> | null): Transcript | null {
-  const parsed = TranscriptMessage.array().safeParse(session?.[TRANSCRIPT_KEY]);
-  return parsed.success ? parsed.data : null;
+/** The transcript a stored result carries (parsed with it on arrival); null when it has none. */
+export function transcriptOf(session: ReportedResult | null): Transcript | null {
+  return session?.polar_transcript ?? null;
 }

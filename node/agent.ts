@@ -5,11 +5,14 @@
 // still holds, from its own store, and which assignments its own restart cut off (those are
 // queued again by the coordinator, never reported as results).
 import type { EventBus } from "../lib/events.ts";
-import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeToCoordinator } from "../protocol/node-link.ts";
+import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeRolloutState, type NodeToCoordinator } from "../protocol/node-link.ts";
+import { nodeResultFrame } from "../protocol/trace-frame.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
-import { TRANSCRIPT_KEY } from "../lib/transcript.ts";
+import type { Transcript } from "../lib/transcript.ts";
+import { reportedResult } from "./assignment-ids.ts";
+import type { CoordinatorIdentity } from "./coordinator-identity.ts";
 import type { NodeEvents } from "./events.ts";
-import type { AssignmentsRepo, OwedAssignment } from "./store/assignments-repo.ts";
+import type { AssignmentRow, AssignmentsRepo } from "./store/assignments-repo.ts";
 
 export interface CoordinatorLinkOptions {
   url: string;
@@ -23,6 +26,8 @@ export interface CoordinatorLinkOptions {
   reconnectMaxMs?: number;
   /** Link events (connected, assignments, results, acknowledgements, interruptions, pause). */
   events?: EventBus<NodeEvents>;
+  /** Where the secret the coordinator issued this node id is kept (node/coordinator-identity.ts). */
+  identity?: CoordinatorIdentity;
 }
 
 /** What the link needs from the rest of the node. */
@@ -34,7 +39,7 @@ export interface NodeSide {
   cancel(localRolloutId: string): void;
   isLive(localRolloutId: string): boolean;
   /** Why a stored result only records that this node stopped (restart, shutdown); null for a real result. */
-  interruption(result: unknown): string | null;
+  interruption(result: SessionResult): string | null;
   load(): { queued: number; init: number; ready: number; run: number; postrun: number };
   /** Ready sandboxes per image. */
   warmImages(): Record<string, number>;
@@ -44,7 +49,7 @@ export interface NodeSide {
   resume(policyVersion: number): void;
   drain(): void;
   /** The conversation a result's gateway session recorded, sent along for the coordinator's drill-down (never to trainers). */
-  transcript?(result: Record<string, unknown>): Promise<unknown[] | null>;
+  transcript?(result: SessionResult): Promise<Transcript | null>;
 }
 
 export class CoordinatorLink {
@@ -53,6 +58,8 @@ export class CoordinatorLink {
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private delay: number;
   private stopped = false;
+  /** The coordinator's welcome accepts results as binary trace frames (token arrays packed). */
+  private traceFrames = false;
   private frames: Promise<void> = Promise.resolve();
   /** Node rollout id → the coordinator's rollout id and attempt (live and owed ones). */
   private readonly byLocal = new Map<string, { rolloutId: string; attempt: number }>();
@@ -75,9 +82,9 @@ export class CoordinatorLink {
   }
 
   /** A rollout changed state: the coordinator shows the stage of what it assigned. */
-  onTransition(localRolloutId: string, state: string): void {
+  onTransition(localRolloutId: string, state: NodeRolloutState): void {
     const ref = this.byLocal.get(localRolloutId);
-    if (ref) this.send({ type: "progress", rollout_id: ref.rolloutId, attempt: ref.attempt, state: state.toLowerCase() });
+    if (ref) this.send({ type: "progress", rollout_id: ref.rolloutId, attempt: ref.attempt, state });
   }
 
   async stop(): Promise<void> {
@@ -89,7 +96,7 @@ export class CoordinatorLink {
 
   private open(): void {
     const url = `${this.options.url.replace(/^http/, "ws").replace(/\/$/, "")}/v1/node`;
-    const ws = new (WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => WebSocket)(url, { headers: { authorization: `Bearer ${this.options.token}` } });
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${this.options.token}` } });
     this.ws = ws;
     ws.onopen = () => void this.hello(ws);
     // Frames are handled one after another: a cancel must not overtake the assign it follows.
@@ -117,7 +124,7 @@ export class CoordinatorLink {
       this.byLocal.set(a.rolloutId, { rolloutId: a.coordinatorRolloutId, attempt: a.attempt });
       const cause = a.result ? this.node.interruption(a.result) : null;
       if (cause) interrupted.push({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, cause });
-      else held.push({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, state: a.result ? "finished" : this.node.isLive(a.rolloutId) ? a.state.toLowerCase() : "finished" });
+      else held.push({ rollout_id: a.coordinatorRolloutId, attempt: a.attempt, state: a.state });
     }
     this.sendOn(ws, {
       type: "hello",
@@ -130,7 +137,13 @@ export class CoordinatorLink {
       engines: this.options.engines,
       held,
       interrupted,
+      ...this.secret(),
     });
+  }
+
+  private secret(): { node_secret?: string } {
+    const secret = this.options.identity?.load();
+    return secret ? { node_secret: secret } : {};
   }
 
   private async onFrame(text: string): Promise<void> {
@@ -139,7 +152,10 @@ export class CoordinatorLink {
     const message = parsed.data;
     switch (message.type) {
       case "welcome":
+        // Issued at this node id's first registration: kept before anything else, for every later hello.
+        if (message.node_secret) this.options.identity?.save(message.node_secret);
         this.connected = true;
+        this.traceFrames = message.trace_frames;
         this.delay = this.options.reconnectMinMs ?? 500;
         this.startHeartbeat(message.heartbeat_ms);
         this.options.events?.emit("coordinator.connected", { url: this.options.url, node_id: message.node_id, at: Date.now() });
@@ -202,15 +218,17 @@ export class CoordinatorLink {
     if (!row || row.ackedAt) return;
     // An attempt this node's stopping cut off is reported as interrupted at the next hello.
     if (this.node.interruption(result)) return;
-    await this.sendResult({ ...row, state: result.status, result: result as unknown as Record<string, unknown> }, result as unknown as Record<string, unknown>);
+    await this.sendResult(row, result);
   }
 
   /** The result as the coordinator knows the rollout: its ids, not the node's own. */
-  private async sendResult(owed: OwedAssignment, result: Record<string, unknown>): Promise<void> {
-    const transcript = await this.node.transcript?.(result).catch(() => null);
-    const reported = { ...result, session_id: owed.coordinatorRolloutId, task_id: owed.taskId, ...(transcript && { [TRANSCRIPT_KEY]: transcript }) };
-    if (!this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported as never })) return;
-    this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: String(result.status), at: Date.now() });
+  private async sendResult(owed: AssignmentRow, result: SessionResult): Promise<void> {
+    const transcript = (await this.node.transcript?.(result).catch(() => null)) ?? null;
+    const reported = reportedResult(result, owed, transcript);
+    const frame = this.traceFrames ? nodeResultFrame(owed.coordinatorRolloutId, owed.attempt, reported) : null;
+    const sent = frame ? this.sendFrame(frame) : this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported });
+    if (!sent) return;
+    this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: result.status, at: Date.now() });
   }
 
   private startHeartbeat(ms: number): void {
@@ -223,6 +241,12 @@ export class CoordinatorLink {
   /** Sends when the link is open; returns whether it was. */
   private send(message: NodeToCoordinator): boolean {
     return this.ws ? this.sendOn(this.ws, message) : false;
+  }
+
+  private sendFrame(frame: Uint8Array): boolean {
+    if (this.ws?.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(frame);
+    return true;
   }
 
   private sendOn(ws: WebSocket, message: NodeToCoordinator): boolean {

@@ -1,17 +1,19 @@
 // Why: what joining a coordinator adds to a running node — the link's view of the pipeline,
 // pool, gateway and store (node/agent.ts stays free of them) — assembled in one place.
 import type { EventBus } from "../lib/events.ts";
-import type { Assignment } from "../protocol/node-link.ts";
 import { TaskRequest } from "../protocol/rollout.ts";
 import { requestOverTask, type TaskCatalog } from "../lib/task-catalog.ts";
 import { CoordinatorLink } from "./agent.ts";
+import { localIds } from "./assignment-ids.ts";
+import { coordinatorIdentity } from "./coordinator-identity.ts";
 import type { NodeEvents } from "./events.ts";
 import type { PolicyGate } from "./gateway/policy-gate.ts";
 import { existsSync } from "node:fs";
 import { PINNED_CLIS, pinnedBinary } from "./harness/common.ts";
-import { builderStrategy, harnessKind } from "../protocol/harness-names.ts";
+import { resolveNames } from "../protocol/harness-names.ts";
 import type { Pipeline } from "./pipeline/pipeline.ts";
 import { interruptionCause } from "./pipeline/recovery.ts";
+import { refusedResult } from "./pipeline/result.ts";
 import { newRollout } from "./pipeline/rollout.ts";
 import type { SandboxPool } from "./runtime/types.ts";
 import { AssignmentsRepo } from "./store/assignments-repo.ts";
@@ -24,6 +26,8 @@ import pkg from "../package.json" with { type: "json" };
 
 export interface ClusterDeps {
   coordinator: { url: string; token: string };
+  /** The node's store file: its coordinator identity is kept beside it. */
+  dbPath: string;
   nodeId: string;
   workers: { init: number; run: number; postrun: number };
   engines: string[];
@@ -36,12 +40,6 @@ export interface ClusterDeps {
   catalog: TaskCatalog;
   events?: EventBus<NodeEvents>;
   drain(): void;
-}
-
-/** The node's own ids for an assignment: one rollout (and task) per attempt. */
-export function localIds(a: Assignment): { rolloutId: string; taskId: string } {
-  const rolloutId = `${a.rollout_id}.${a.attempt}`;
-  return { rolloutId, taskId: `coordinator:${rolloutId}` };
 }
 
 export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
@@ -58,20 +56,21 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       harnesses: ["mini", "command", ...PINNED_CLIS.filter((cli) => existsSync(pinnedBinary(cli)))],
       engines: deps.engines,
       ...(deps.events && { events: deps.events }),
+      identity: coordinatorIdentity(deps.dbPath, deps.coordinator.url, deps.nodeId),
     },
     {
       assignments,
       async start(a) {
         const { rolloutId, taskId } = localIds(a);
-        const body = requestOverTask(a.request as Record<string, unknown>, deps.catalog.get(a.request.task_id));
+        const body = requestOverTask(a.request, deps.catalog.get(a.request.task_id));
         // The coordinator calls a rollout API task's callback_url once the whole group ends; the
         // node must not call it for one session (not even after a restart reloads the task).
         const request = TaskRequest.parse({ ...body, num_samples: 1, timeout_seconds: a.remaining_timeout_seconds, callback_url: null });
-        const harness = harnessKind(request.agent.harness) ?? "mini";
-        const strategy = builderStrategy(request.builder.strategy) ?? "per-call";
-        await deps.rollouts.createTask(taskId, request as unknown as Record<string, unknown>, [{ id: rolloutId, sampleIndex: 0, priority: request.dispatch_priority }]);
+        await deps.rollouts.createTask(taskId, request, [{ id: rolloutId, sampleIndex: 0, priority: request.dispatch_priority }]);
         await assignments.insert({ rolloutId, coordinatorRolloutId: a.rollout_id, attempt: a.attempt, groupId: a.group_id, taskId: request.task_id });
-        deps.pipeline.submit(newRollout({ id: rolloutId, taskId, sampleIndex: 0, request, harness, strategy }));
+        const names = resolveNames(request.agent.harness, request.builder.strategy);
+        if (names.ok) deps.pipeline.submit(newRollout({ id: rolloutId, taskId, sampleIndex: 0, request, harness: names.harness, strategy: names.strategy }));
+        else await refuse(rolloutId, taskId, request, names.refusal);
         return rolloutId;
       },
       cancel: (id) => void deps.pipeline.stop(id, "cancelled"),
@@ -99,11 +98,18 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       resume: (version) => deps.gate.resume(Math.max(version, deps.gate.policyVersion)),
       drain: deps.drain,
       async transcript(result) {
-        const sessionId = (result.metadata as { gateway_session_id?: unknown } | undefined)?.gateway_session_id;
+        const sessionId = result.metadata.gateway_session_id;
         return typeof sessionId === "string" ? buildTranscript(await calls.list(sessionId)) : null;
       },
     },
   );
+  /** Never run as some other harness: the rollout fails here, stored and reported like any result. */
+  async function refuse(rolloutId: string, taskId: string, request: TaskRequest, message: string): Promise<void> {
+    const result = refusedResult({ rolloutId, taskId, request, nodeId: deps.nodeId, message });
+    await deps.rollouts.saveResult(rolloutId, taskId, result.status, result);
+    await deps.rollouts.recordTransition(rolloutId, 1, "QUEUED", "ERROR", new Date().toISOString(), { cause: "assignment_refused", message });
+    link.onResult(result, rolloutId);
+  }
   deps.pipeline.transitions.onTransition((r) => link.onTransition(r.id, r.state));
   link.start();
   return link;

@@ -41,7 +41,7 @@ export interface NodeEvents {
   "assignment.started": { rollout_id: string; coordinator_rollout_id: string; attempt: number; group_id: string; at: number };
   "assignment.cancelled": { coordinator_rollout_id: string; attempt: number; reason: string; at: number };
   /** A result was sent to the coordinator (again, until acknowledged). */
-  "result.reported": { coordinator_rollout_id: string; attempt: number; status: string; at: number };
+  "result.reported": { coordinator_rollout_id: string; attempt: number; status: SessionResultStatus; at: number };
   "result.acked": { coordinator_rollout_id: string; attempt: number; at: number };
   /** An assignment this node's restart cut off, reported so the coordinator queues it again. */
   "assignment.interrupted": { coordinator_rollout_id: string; attempt: number; cause: string; at: number };

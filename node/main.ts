@@ -2,7 +2,8 @@
 // sockets), sandbox runtime and pool, pipeline, task book and Polar's rollout API — built from
 // one validated config; importing this module opens nothing, startNode() does.
 import { dirname, resolve } from "node:path";
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
+import type { RolloutApiAccess } from "../lib/rollout-api/access.ts";
 import { TaskRequest as TaskRequestSchema, type TaskResult } from "../protocol/rollout.ts";
 import { CallbackSender } from "../lib/rollout-api/callbacks.ts";
 import { TaskCatalog } from "../lib/task-catalog.ts";
@@ -20,6 +21,7 @@ import { isAdminToken, presentedKey } from "./gateway/auth.ts";
 import { GatewayConfig } from "./gateway/config.ts";
 import { harnessMounts } from "./harness/sandbox-mounts.ts";
 import type { NodeConfig } from "./node-config.ts";
+import { nodeBackendOptions, nodeGatewayConfig } from "./gateway-settings.ts";
 import { within } from "./pipeline/abortable.ts";
 import { InProcessGatewaySessions } from "./pipeline/gateway-adapter.ts";
 import { RequirementCheck } from "./eval/requirements.ts";
@@ -35,6 +37,7 @@ import { sandboxPolicy, type SandboxPolicy } from "./runtime/sandbox-policy.ts";
 import type { Mount, SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
+import { describeStoreError, StoreHealth } from "./store/store-health.ts";
 
 /** How long stop() waits for callbacks still being delivered. */
 const CALLBACK_GRACE_MS = 5_000;
@@ -53,6 +56,8 @@ export interface NodeParts {
 
 export interface RunningNode {
   url: string;
+  /** Who may call the rollout API (for the startup line). */
+  rolloutAccess: RolloutApiAccess;
   config: NodeConfig;
   runtime: SandboxRuntime;
   pipeline: Pipeline;
@@ -79,29 +84,35 @@ function nodeSandboxPolicy(config: NodeConfig): SandboxPolicy {
   });
 }
 
+const ADMIN_REQUIRED = { error: { code: "unauthorized", message: "the admin token is required" } };
+
+/** The rollout API's gate: open (loopback only, checked by the config), or the rollout or admin token; the node token is another role's. */
+function nodeRolloutAccess(config: NodeConfig): RolloutApiAccess {
+  if (config.open_rollout_api) return { open: true };
+  return { open: false, rolloutToken: config.rollout_token!, adminToken: config.admin_token, otherRoles: config.coordinator ? { node: config.coordinator.token } : {} };
+}
+
+/** `metrics_require_admin_token`: /metrics answers 401 without the admin token. */
+function adminOnly(adminToken: string): MiddlewareHandler {
+  return async (c, next) => (isAdminToken(presentedKey(c.req.raw.headers), adminToken) ? next() : c.json(ADMIN_REQUIRED, 401));
+}
+
 export async function startNode(config: NodeConfig, parts: NodeParts = {}): Promise<RunningNode> {
   const policy = nodeSandboxPolicy(config);
   const limits = { pids: config.sandbox.pids_limit, diskMb: config.sandbox.disk_mb };
   const store = await openNodeStore(config.db);
   const repo = new RolloutsRepo(store.db);
-  const backend = createBackend(config.engine.backend, {
-    urls: config.engine.urls,
-    ...(config.engine.tokenizer ? { tokenizer: config.engine.tokenizer } : {}),
-    ...(config.engine.api_key ? { apiKey: config.engine.api_key } : {}),
-  });
-  const gatewayConfig = GatewayConfig.parse({
-    host: config.host,
-    port: config.port,
-    db: config.db,
-    adminToken: config.admin_token,
-    publicUrl: config.public_url,
-    tokenizer: config.engine.tokenizer,
-    maxTokensCap: config.sampling.max_tokens_cap,
-    temperature: config.sampling.temperature,
-    topP: config.sampling.top_p,
-  });
+  const storeHealth = new StoreHealth(config.db);
+  const backend = createBackend(config.engine.backend, nodeBackendOptions(config));
+  const gatewayConfig = GatewayConfig.parse(nodeGatewayConfig(config));
   const events = newNodeEvents();
-  const gateway = createGatewayApp({ config: gatewayConfig, store, backend, onCall: (call) => events.emit("gateway.call", { ...call, at: Date.now() }) });
+  const gateway = createGatewayApp({
+    config: gatewayConfig,
+    store,
+    backend,
+    onCall: (call) => events.emit("gateway.call", { ...call, at: Date.now() }),
+    onCallNotStored: (err, sessionId) => void storeHealth.failed(err, "recording an LLM call", { gateway_session_id: sessionId }),
+  });
 
   const runtime = parts.runtime ?? (await openRuntime(config.runtime, { policy, limits }));
   const recovery = await recoverUnfinished(repo, config.node_id, () => runtime.removeLeftovers(config.node_id));
@@ -160,10 +171,11 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       runner: parts.runner ?? sandboxHarnessRunner({ defaultModel: config.engine.model }),
       evaluator: parts.evaluator ?? taskEvaluator(pool, (id) => catalog.get(id)),
       ...(evaluability ? { evaluability } : {}),
+      storeHealth,
       onResult: (result, rollout) => {
         evaluationStats.record(result);
         announceResult(events, result);
-        void tasks?.onResult(result);
+        void tasks?.onResult(result).catch((err) => console.error(JSON.stringify({ level: "error", event: "task_result_failed", task_id: result.task_id, session_id: result.session_id, error: describeStoreError(err) })));
         link?.onResult(result, rollout.id);
       },
     },
@@ -171,6 +183,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   announceTransitions(pipeline.transitions, events);
   tasks = new TaskBook({
     store: repo,
+    storeHealth,
     pipeline,
     onTaskDone: (result, request) => {
       events.emit("task.finished", { task_id: result.task_id, status: result.status, completed_sessions: result.results.length, at: Date.now() });
@@ -196,17 +209,21 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     linkStatus: () => (draining ? "draining" : link ? (link.connected ? "connected" : "disconnected") : "standalone"),
   });
   const app = new Hono();
+  const access = nodeRolloutAccess(config);
+  if (config.metrics_require_admin_token) app.use("/metrics", adminOnly(config.admin_token));
   app.route("/", observability.routes);
   app.route(
     "/",
     rolloutRoutes({
       nodeId: config.node_id,
+      access,
       tasks,
       pipeline,
       catalog,
       sandboxPolicy: policy,
       warm: () => pool.warm(),
       isDraining: () => draining,
+      storeFailure: () => storeHealth.failing,
       ...(evaluability ? { evaluable: async (request: TaskRequestSchema) => (await evaluability.check(request, AbortSignal.timeout(120_000)))?.message ?? null } : {}),
       evaluationErrors: () => evaluationStats.snapshot(),
     }),
@@ -216,7 +233,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   prune();
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   app.post("/v1/admin/drain", (c) => {
-    if (!isAdminToken(presentedKey(c.req.raw.headers), config.admin_token)) return c.json({ error: { code: "unauthorized", message: "the admin token is required" } }, 401);
+    if (!isAdminToken(presentedKey(c.req.raw.headers), config.admin_token)) return c.json(ADMIN_REQUIRED, 401);
     draining = true;
     return c.json({ draining, live_rollouts: pipeline.liveRollouts().length });
   });
@@ -225,6 +242,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
   if (config.coordinator) {
     link = joinCoordinator({
       coordinator: config.coordinator,
+      dbPath: config.db,
       nodeId: config.node_id,
       workers: config.workers,
       engines: config.engine.urls,
@@ -251,6 +269,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
 
   return {
     url,
+    rolloutAccess: access,
     config,
     runtime,
     pipeline,
@@ -274,6 +293,7 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       await server.stop(true);
       await pool.close();
       gateway.close();
+      storeHealth.stop();
       store.close();
     },
   };

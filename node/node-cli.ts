@@ -1,11 +1,18 @@
 // Why: `polar node` — config file, environment and flags into one validated NodeConfig, then the
 // node runs until SIGINT/SIGTERM, when it stops cleanly (live rollouts stored as shutdown errors).
 import { randomBytes } from "node:crypto";
-import { type FlagSpecs, intFlag, listFlag, parseFlags, stringFlag } from "../lib/cli-args.ts";
+import { type FlagSpecs, intFlag, listFlag, numberFlag, oneOf, onOffFlag, parseFlags, stringFlag } from "../lib/cli-args.ts";
+import { BackendOptions, SGLANG_MODES, TITO_ENGINES } from "./gateway/backends/options.ts";
+import { GatewayConfig } from "./gateway/config.ts";
 import { envLayer, mergeLayers, NodeConfig, parseNodeConfig, readConfigFile } from "./node-config.ts";
 import { startNode } from "./main.ts";
+import { runtimeHelp } from "./runtime/registry.ts";
+import { describeRolloutAccess } from "../lib/rollout-api/access.ts";
 
-const DEFAULTS = NodeConfig.parse({ admin_token: "-".repeat(16) });
+const DEFAULTS = NodeConfig.parse({ admin_token: "-".repeat(16), open_rollout_api: true });
+/** The gateway's and backend's own defaults, which apply to what the node's settings leave out. */
+const GATEWAY_DEFAULTS = GatewayConfig.parse({ adminToken: "-".repeat(16) });
+const BACKEND_DEFAULTS = BackendOptions.parse({ urls: DEFAULTS.engine.urls });
 
 const FLAGS: FlagSpecs = {
   config: { type: "string", help: "settings file, JSON or TOML (env POLAR_NODE_CONFIG); flags override it" },
@@ -14,7 +21,10 @@ const FLAGS: FlagSpecs = {
   port: { type: "string", help: "port to listen on (0 = any free port)", default: String(DEFAULTS.port) },
   db: { type: "string", help: "SQLite file of the node (env POLAR_NODE_DB)", default: DEFAULTS.db },
   "admin-token": { type: "string", help: "token for the admin and session APIs (env POLAR_ADMIN_TOKEN; generated if unset)" },
-  runtime: { type: "string", help: "sandbox runtime: process | docker", default: DEFAULTS.runtime },
+  "rollout-token": { type: "string", help: "token for the rollout API, /rollout/* and /tasks (env POLAR_ROLLOUT_TOKEN; generated if unset, unless --open)" },
+  open: { type: "boolean", help: "serve the rollout API without a token (only with a loopback --host)" },
+  "metrics-require-admin-token": { type: "boolean", help: "/metrics answers only with the admin token" },
+  runtime: { type: "string", help: `sandbox runtime: ${runtimeHelp()}`, default: DEFAULTS.runtime },
   engine: { type: "string", multiple: true, help: "inference engine base URL (repeat for several)", default: DEFAULTS.engine.urls[0] },
   backend: { type: "string", help: "engine backend (vllm, sglang, tito, openai)", default: DEFAULTS.engine.backend },
   model: { type: "string", help: "model name given to harnesses", default: DEFAULTS.engine.model },
@@ -23,7 +33,19 @@ const FLAGS: FlagSpecs = {
   "run-workers": { type: "string", help: "harnesses running at once", default: String(DEFAULTS.workers.run) },
   "postrun-workers": { type: "string", help: "rollouts in POSTRUN at once", default: String(DEFAULTS.workers.postrun) },
   "ready-backlog": { type: "string", help: "prepared rollouts waiting for a run slot", default: String(DEFAULTS.workers.ready_backlog) },
+  "served-model": { type: "string", help: "model name sent to the engine (default: the harness's model name)" },
+  tokenizer: { type: "string", help: "model folder (tokenizer.json + tokenizer_config.json) for tito and count_tokens" },
+  "timeout-ms": { type: "string", help: "per-call engine deadline", default: String(BACKEND_DEFAULTS.timeoutMs) },
+  retries: { type: "string", help: "extra engine attempts on connect errors and 5xx", default: String(BACKEND_DEFAULTS.retries) },
+  "token-splice": { type: "boolean", help: "tito: reuse earlier turns' sampled ids in the prompt" },
+  "tito-engine": { type: "string", help: `tito: engine API that receives token ids: ${TITO_ENGINES.join(" | ")}`, default: BACKEND_DEFAULTS.titoEngine },
+  "sglang-mode": { type: "string", help: `sglang: ${SGLANG_MODES.join(" | ")} (OpenAI chat endpoint, or /generate with token ids)`, default: BACKEND_DEFAULTS.sglangMode },
+  "sglang-router": { type: "boolean", help: "sglang: --engine URLs are sglang-router URLs; call their workers directly" },
+  "cache-bytes": { type: "string", help: "bytes the gateway's per-session caches together may hold", default: String(GATEWAY_DEFAULTS.cacheBytes) },
   "max-tokens-cap": { type: "string", help: "cap every LLM call's max_tokens (harnesses ask for up to 32000)" },
+  temperature: { type: "string", help: "force this sampling temperature on every call" },
+  "top-p": { type: "string", help: "force this top_p on every call" },
+  thinking: { type: "string", help: "force thinking on or off for every call: on | off" },
   coordinator: { type: "string", help: "join a cluster: the coordinator's URL (env POLAR_COORDINATOR_URL; its node token from env POLAR_NODE_TOKEN)" },
 };
 
@@ -38,11 +60,27 @@ export async function runNodeCli(argv: string[]): Promise<void> {
     port: intFlag(flags, "port"),
     db: stringFlag(flags, "db"),
     admin_token: stringFlag(flags, "admin-token"),
+    rollout_token: stringFlag(flags, "rollout-token"),
+    open_rollout_api: flags.open === true ? true : undefined,
+    metrics_require_admin_token: flags["metrics-require-admin-token"] === true ? true : undefined,
     runtime: stringFlag(flags, "runtime"),
     tasks: stringFlag(flags, "tasks"),
-    engine: { urls: engines.length ? engines : undefined, backend: stringFlag(flags, "backend"), model: stringFlag(flags, "model") },
+    engine: {
+      urls: engines.length ? engines : undefined,
+      backend: stringFlag(flags, "backend"),
+      model: stringFlag(flags, "model"),
+      served_model: stringFlag(flags, "served-model"),
+      tokenizer: stringFlag(flags, "tokenizer"),
+      timeout_ms: intFlag(flags, "timeout-ms"),
+      retries: intFlag(flags, "retries"),
+      token_splice: flags["token-splice"] === true || undefined,
+      tito_engine: oneOf(flags, "tito-engine", TITO_ENGINES),
+      sglang_mode: oneOf(flags, "sglang-mode", SGLANG_MODES),
+      sglang_router: flags["sglang-router"] === true || undefined,
+    },
+    gateway: { cache_bytes: intFlag(flags, "cache-bytes") },
     workers: { init: intFlag(flags, "init-workers"), run: intFlag(flags, "run-workers"), postrun: intFlag(flags, "postrun-workers"), ready_backlog: intFlag(flags, "ready-backlog") },
-    sampling: { max_tokens_cap: intFlag(flags, "max-tokens-cap") },
+    sampling: { max_tokens_cap: intFlag(flags, "max-tokens-cap"), temperature: numberFlag(flags, "temperature"), top_p: numberFlag(flags, "top-p"), thinking: onOffFlag(flags, "thinking") },
     coordinator: { url: stringFlag(flags, "coordinator") },
   };
   const merged = mergeLayers(configPath ? readConfigFile(configPath) : {}, envLayer(process.env), flagLayer);
@@ -50,13 +88,17 @@ export async function runNodeCli(argv: string[]): Promise<void> {
     merged.admin_token = `adm-${randomBytes(24).toString("base64url")}`;
     console.error(`polar node: no admin token set; generated one for this run: ${merged.admin_token}`);
   }
+  if (merged.rollout_token === undefined && merged.open_rollout_api !== true) {
+    merged.rollout_token = `rol-${randomBytes(24).toString("base64url")}`;
+    console.error(`polar node: no rollout token set; generated one for this run: ${merged.rollout_token}`);
+  }
   // A node token in the environment alone does not make this node join a cluster.
   const coordinator = merged.coordinator as { url?: unknown } | undefined;
   if (coordinator && coordinator.url === undefined) delete merged.coordinator;
   const config = parseNodeConfig(pruneEmpty(merged));
   const node = await startNode(config);
   const r = node.recovery;
-  console.error(`polar node: ${config.node_id} listening on ${node.url} (runtime ${node.runtime.backend}${node.runtime.isolated ? "" : ", NOT isolated"}; engine ${config.engine.urls.join(", ")}; db ${config.db})`);
+  console.error(`polar node: ${config.node_id} listening on ${node.url} (runtime ${node.runtime.backend}${node.runtime.isolated ? "" : ", NOT isolated"}; engine ${config.engine.urls.join(", ")}; db ${config.db}; ${describeRolloutAccess(node.rolloutAccess)})`);
   if (r.rolloutsFailed || r.sandboxesRemoved) console.error(`polar node: after restart: ${r.rolloutsFailed} unfinished rollout(s) reported ERROR, ${r.sandboxesRemoved} leftover sandbox(es) removed`);
   const stop = async () => {
     await node.stop();

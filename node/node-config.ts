@@ -5,9 +5,11 @@ import { hostname } from "node:os";
 import { extname } from "node:path";
 import { z } from "zod";
 import { RuntimeBackend } from "../protocol/runtime.ts";
-import { BACKEND_KINDS } from "./gateway/backends/options.ts";
+import { BACKEND_KINDS, SGLANG_MODES, TITO_ENGINES } from "./gateway/backends/options.ts";
+import { isLoopbackHost } from "../lib/rollout-api/access.ts";
 import { PolarError } from "../protocol/errors.ts";
 import { DEFAULT_SANDBOX_LIMITS } from "./runtime/sandbox-limits.ts";
+import { DEFAULT_RUNTIME } from "./runtime/registry.ts";
 
 const positiveInt = z.number().int().positive();
 
@@ -19,11 +21,17 @@ export const NodeConfig = z
     port: z.number().int().min(0).max(65535).default(8400),
     /** SQLite file: gateway sessions and calls, rollouts, events and results. */
     db: z.string().default(".polar/node.db"),
-    /** Guards the session and admin APIs. */
+    /** Guards the session and admin APIs (and opens the rollout API too). */
     admin_token: z.string().min(16, "must be at least 16 characters"),
+    /** Guards the rollout API (`/rollout/*`, `/tasks`; env POLAR_ROLLOUT_TOKEN); required unless `open_rollout_api`. */
+    rollout_token: z.string().min(16, "must be at least 16 characters").optional(),
+    /** Serve the rollout API without a token (`--open`); refused unless `host` is loopback. */
+    open_rollout_api: z.boolean().default(false),
+    /** /metrics answers only with the admin token (it is open by default, for Prometheus on the same host). */
+    metrics_require_admin_token: z.boolean().default(false),
     /** Base URL harnesses on the host (or with network: host) reach the gateway at. */
     public_url: z.string().url().optional(),
-    runtime: RuntimeBackend.default("process"),
+    runtime: RuntimeBackend.default(DEFAULT_RUNTIME),
     /** Image used when a request's runtime names none (the process runtime ignores images). */
     default_image: z.string().optional(),
     engine: z
@@ -35,6 +43,29 @@ export const NodeConfig = z
         tokenizer: z.string().optional(),
         /** Key sent to the engine (hosted teacher APIs); never read from a file by `polar generate` (env POLAR_ENGINE_API_KEY). */
         api_key: z.string().optional(),
+        // The backend's knobs (`polar gateway`'s flags); absent ones take the backend's defaults (gateway/backends/options.ts).
+        /** Served model name sent to the engine (`polar gateway --model`); default: the harness's model name. */
+        served_model: z.string().optional(),
+        /** Whole-call engine deadline, all attempts and backoff included. */
+        timeout_ms: positiveInt.optional(),
+        /** Extra engine attempts after the first on connect errors and 5xx. */
+        retries: z.number().int().nonnegative().optional(),
+        /** First retry backoff; doubles on each further attempt. */
+        backoff_ms: z.number().int().nonnegative().optional(),
+        /** How long an engine that refused a connection is skipped by routing. */
+        engine_down_ms: z.number().int().nonnegative().optional(),
+        /** Sessions remembered for sticky routing / token splice. */
+        max_sessions: positiveInt.optional(),
+        /** openai: pass assistant reasoning back as `reasoning_content`. */
+        pass_reasoning: z.boolean().optional(),
+        /** tito: reuse earlier turns' sampled ids in the prompt. */
+        token_splice: z.boolean().optional(),
+        /** tito: engine API that receives token ids. */
+        tito_engine: z.enum(TITO_ENGINES).optional(),
+        /** sglang: OpenAI chat endpoint or native `/generate` with token ids. */
+        sglang_mode: z.enum(SGLANG_MODES).optional(),
+        /** sglang: `urls` are sglang-router URLs; call their workers directly. */
+        sglang_router: z.boolean().optional(),
       })
       .strict()
       .default({ backend: "vllm", urls: ["http://127.0.0.1:8000"], model: "Qwen/Qwen3-8B" }),
@@ -44,6 +75,23 @@ export const NodeConfig = z
         max_tokens_cap: positiveInt.optional(),
         temperature: z.number().min(0).optional(),
         top_p: z.number().gt(0).max(1).optional(),
+        /** Force thinking on or off for every call. */
+        thinking: z.boolean().optional(),
+      })
+      .strict()
+      .default({}),
+    /** The gateway's own knobs (`polar gateway`'s flags); absent ones take the gateway's defaults (gateway/config.ts). */
+    gateway: z
+      .object({
+        /** Bytes all per-session caches together may hold (least recently used go first; 0 = no caching). */
+        cache_bytes: z.number().int().nonnegative().optional(),
+        /** Streamed calls wait this long for the engine before committing to 200 + keep-alives. */
+        stream_head_start_ms: z.number().int().nonnegative().optional(),
+        keep_alive_ms: positiveInt.optional(),
+        /** Bytes a request body may have. */
+        max_body_bytes: positiveInt.optional(),
+        /** Object/array nesting a request body may have. */
+        max_json_depth: positiveInt.optional(),
       })
       .strict()
       .default({}),
@@ -93,7 +141,13 @@ export const NodeConfig = z
       .strict()
       .default({ allow_host_network: false, allow_cap_add: [], pids_limit: DEFAULT_SANDBOX_LIMITS.pids, disk_mb: DEFAULT_SANDBOX_LIMITS.diskMb }),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.open_rollout_api && !isLoopbackHost(c.host)) ctx.addIssue({ code: "custom", path: ["open_rollout_api"], message: `an open rollout API needs a loopback host, not ${c.host}` });
+    if (!c.open_rollout_api && !c.rollout_token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "required (POLAR_ROLLOUT_TOKEN or --rollout-token), unless open_rollout_api (--open) on a loopback host" });
+    if (c.rollout_token && c.rollout_token === c.admin_token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "must differ from admin_token" });
+    if (c.rollout_token && c.coordinator && c.rollout_token === c.coordinator.token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "must differ from the node token (coordinator.token)" });
+  });
 export type NodeConfig = z.infer<typeof NodeConfig>;
 export type NodeConfigInput = z.input<typeof NodeConfig>;
 
@@ -142,10 +196,11 @@ export function parseNodeConfig(input: Record<string, unknown>): NodeConfig {
   throw new PolarError("bad_request", `invalid node settings:\n  ${lines.join("\n  ")}`);
 }
 
-/** Settings from the environment: POLAR_ADMIN_TOKEN, POLAR_NODE_ID, POLAR_NODE_DB, POLAR_COORDINATOR_URL + POLAR_NODE_TOKEN. */
+/** Settings from the environment: POLAR_ADMIN_TOKEN, POLAR_ROLLOUT_TOKEN, POLAR_NODE_ID, POLAR_NODE_DB, POLAR_COORDINATOR_URL + POLAR_NODE_TOKEN. */
 export function envLayer(env: Record<string, string | undefined>): Record<string, unknown> {
   return {
     admin_token: env.POLAR_ADMIN_TOKEN,
+    rollout_token: env.POLAR_ROLLOUT_TOKEN,
     node_id: env.POLAR_NODE_ID,
     db: env.POLAR_NODE_DB,
     ...(env.POLAR_COORDINATOR_URL || env.POLAR_NODE_TOKEN ? { coordinator: { url: env.POLAR_COORDINATOR_URL, token: env.POLAR_NODE_TOKEN } } : {}),

@@ -33,6 +33,20 @@ export type AdminState = z.infer<typeof AdminState>;
 export const Health = z.object({ ok: z.literal(true), policy_version: z.number().int(), paused: z.boolean() });
 export type Health = z.infer<typeof Health>;
 
+/** `polar node`'s GET /health: 200 `ok`, or 503 `unhealthy` (and draining) while its store cannot write (a full disk). */
+export const NodeHealth = z.object({
+  status: z.enum(["ok", "unhealthy"]),
+  node_id: z.string(),
+  draining: z.boolean(),
+  store: z.object({
+    writable: z.boolean(),
+    /** SQLite's code and words of the last failed write, e.g. "SQLITE_FULL: database or disk is full (saving a rollout result)". */
+    error: z.string().optional(),
+    since: z.string().optional(),
+  }),
+});
+export type NodeHealth = z.infer<typeof NodeHealth>;
+
 // ---- operators' view: dashboard snapshot, drill-down, events (node and coordinator alike) ----------
 
 /** What a rollout's failure is attributed to (lib/result-facts.ts). */

@@ -34,3 +34,18 @@ export function builderStrategy(name: string): Strategy | undefined {
   if ((STRATEGIES as readonly string[]).includes(name)) return name as Strategy;
   return POLAR_BUILDER_NAMES[name];
 }
+
+/** The harness kind and builder strategy a request names, or why they cannot run. */
+export function resolveNames(harness: string, strategy: string): { ok: true; harness: HarnessKind; strategy: Strategy } | { ok: false; refusal: string } {
+  const kind = harnessKind(harness);
+  if (!kind) return { ok: false, refusal: `unknown harness "${harness}"; expected one of ${ACCEPTED_HARNESS_NAMES.join(", ")}` };
+  const built = builderStrategy(strategy);
+  if (!built) return { ok: false, refusal: `unknown builder strategy "${strategy}"; expected one of ${ACCEPTED_BUILDER_NAMES.join(", ")}` };
+  return { ok: true, harness: kind, strategy: built };
+}
+
+/** Why a request naming this harness (and builder strategy, Polar's default when absent) cannot run; null when it can. */
+export function unknownNames(harness: string, strategy: string | undefined): string | null {
+  const resolved = resolveNames(harness, strategy ?? "per_request");
+  return resolved.ok ? null : resolved.refusal;
+}

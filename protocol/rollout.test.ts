@@ -19,6 +19,16 @@ describe("Polar's result models", () => {
     expect(RolloutTrace.safeParse({ ...ok, response_logprobs: [Number.NaN, 0] }).success).toBe(false);
   });
 
+  test("a trace's per-token arrays hold integer ids, a 0/1 mask and finite logprobs, each refused by its field", () => {
+    const ok = { prompt_ids: [1], response_ids: [2, 3], loss_mask: [1, 0], response_logprobs: [-0.5, 0], finish_reason: "stop", reward: 1 };
+    const refused = (bad: object) => RolloutTrace.safeParse({ ...ok, ...bad }).error?.issues.map((i) => [i.path.join("."), i.message]);
+    expect(refused({ prompt_ids: [1.5] })).toEqual([["prompt_ids", "expected an array of integers"]]);
+    expect(refused({ response_ids: ["2", 3] })).toEqual([["response_ids", "expected an array of integers"]]);
+    expect(refused({ loss_mask: [1, 2] })).toEqual([["loss_mask", "expected an array of 0s and 1s"]]);
+    expect(refused({ response_logprobs: [-0.5, Number.POSITIVE_INFINITY] })).toEqual([["response_logprobs", "expected an array of finite numbers"]]);
+    expect(refused({ prompt_ids: "1" })).toEqual([["prompt_ids", "expected an array of integers"]]);
+  });
+
   test("a session result's status must equal its trajectory's", () => {
     const base = { session_id: "s", task_id: "t", status: "COMPLETED", trajectory };
     const parsed = SessionResult.parse(base);

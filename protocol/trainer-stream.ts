@@ -3,9 +3,10 @@
 // shared by the coordinator and the TypeScript client.
 import { z } from "zod";
 import { WsErrorFrame } from "./errors.ts";
-import { AgentSpec, EvaluatorSpec, StrategySpec, TaskMetadata } from "./rollout.ts";
+import { AgentSpec, EvaluatorSpec, RolloutResultStatus, RolloutTrace, StrategySpec, TaskMetadata } from "./rollout.ts";
 import { RuntimeSpec } from "./runtime.ts";
 import { TaskStatsAnswer, TaskStatsQuery } from "./task-stats.ts";
+import { TraceEncoding } from "./trace-frame.ts";
 
 export const TRAINER_PROTOCOL_VERSION = 1;
 
@@ -35,6 +36,10 @@ export const ReplaceFlat = z
   })
   .refine((r) => (r.source === "next_task") === (r.tasks !== undefined), { message: "tasks is required with source next_task, and only with it", path: ["tasks"] });
 export type ReplaceFlat = z.infer<typeof ReplaceFlat>;
+
+/** How a group ends: every member has a result, or it was cancelled (Polar's task status words). */
+export const GROUP_END_STATUSES = ["completed", "cancelled"] as const;
+export type GroupEndStatus = (typeof GROUP_END_STATUSES)[number];
 
 export const REPLACEMENT_EXHAUSTED_REASONS = ["max_replacements", "no_more_tasks", "task_not_found"] as const;
 
@@ -67,17 +72,15 @@ export const GroupSpec = z
 export type GroupSpec = z.infer<typeof GroupSpec>;
 export type GroupSpecInput = z.input<typeof GroupSpec>;
 
-export const ROLLOUT_RESULT_STATUSES = ["COMPLETED", "ERROR", "TIMEOUT", "CANCELLED"] as const;
-
 /** One finished rollout as a trainer receives it. */
 export const StreamedResult = z.object({
   result_id: z.string(),
   group_id: z.string(),
   rollout_id: z.string(),
-  status: z.enum(ROLLOUT_RESULT_STATUSES),
+  status: RolloutResultStatus,
   reward: z.number().nullable(),
-  /** Polar's traces (prompt_ids, response_ids, loss_mask, response_logprobs, reward, metadata). */
-  traces: z.array(z.record(z.string(), z.unknown())),
+  /** Polar's traces, as the node reported them in its SessionResult. */
+  traces: z.array(RolloutTrace),
   /** Policy version the rollout started at, and the versions its calls were sampled with. */
   policy_version_started: z.number().int(),
   policy_versions: z.array(z.number().int()),
@@ -91,7 +94,14 @@ export const StreamedResult = z.object({
 export type StreamedResult = z.infer<typeof StreamedResult>;
 
 export const TrainerToCoordinator = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("hello"), protocol_version: z.number().int(), trainer_id: z.string().min(1).max(128) }),
+  z.object({
+    type: z.literal("hello"),
+    protocol_version: z.number().int(),
+    trainer_id: z.string().min(1).max(128),
+    /** The secret the coordinator issued at this trainer id's first hello (required once issued). */
+    trainer_secret: z.string().min(1).max(256).optional(),
+    encoding: TraceEncoding.default("json"),
+  }),
   z.object({ type: z.literal("submit"), request_id: z.string(), group: GroupSpec }),
   /** Grants `n` more results. */
   z.object({ type: z.literal("credit"), n: z.number().int().min(1).max(1_000_000) }),
@@ -108,13 +118,23 @@ export const TrainerToCoordinator = z.discriminatedUnion("type", [
 export type TrainerToCoordinator = z.infer<typeof TrainerToCoordinator>;
 
 export const CoordinatorToTrainer = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("welcome"), protocol_version: z.number().int(), trainer_id: z.string(), policy_version: z.number().int(), unacked: z.number().int().nonnegative() }),
+  /** `encoding`: what result frames will be (absent from coordinators older than trace frames: JSON). */
+  z.object({
+    type: z.literal("welcome"),
+    protocol_version: z.number().int(),
+    trainer_id: z.string(),
+    policy_version: z.number().int(),
+    unacked: z.number().int().nonnegative(),
+    /** Only at the trainer id's first hello: keep it (across reconnects and restarts) and send it in every later hello. */
+    trainer_secret: z.string().optional(),
+    encoding: TraceEncoding.default("json"),
+  }),
   z.object({ type: z.literal("submitted"), request_id: z.string(), group_id: z.string(), rollout_ids: z.array(z.string()) }),
   z.object({ type: z.literal("result"), result: StreamedResult }),
   z.object({
     type: z.literal("group"),
     group_id: z.string(),
-    status: z.enum(["completed", "cancelled"]),
+    status: z.enum(GROUP_END_STATUSES),
     rollout_ids: z.array(z.string()),
     rewards: z.array(z.number().nullable()),
     /** Reward minus the group mean (divided by the std for `mean_std`); null where no reward. */

@@ -19,6 +19,7 @@ import * as harnessNames from "../protocol/harness-names.ts";
 import * as nodeLink from "../protocol/node-link.ts";
 import * as task from "../protocol/task.ts";
 import * as trainerStream from "../protocol/trainer-stream.ts";
+import * as traceFrame from "../protocol/trace-frame.ts";
 import * as taskStats from "../protocol/task-stats.ts";
 import * as gym from "../protocol/gym.ts";
 import * as enginePolicy from "../protocol/engine-policy.ts";
@@ -41,6 +42,7 @@ export const MODULES: { file: string; title: string; exports: Record<string, unk
   { file: "generate.ts", title: "`polar generate` output (trajectories.jsonl, attempts.jsonl, run.json, summary.json)", exports: generate },
   { file: "node-link.ts", title: "Node ↔ coordinator WebSocket (`/v1/node`)", exports: nodeLink },
   { file: "trainer-stream.ts", title: "Trainer ↔ coordinator WebSocket (`/v1/trainer`)", exports: trainerStream },
+  { file: "trace-frame.ts", title: "Binary trace frames (layout: [coordinator.md](coordinator.md#binary-trace-frames))", exports: traceFrame },
   { file: "task-stats.ts", title: "Per-task pass rates (trainer stream `task_stats`, `GET /v1/admin/tasks`)", exports: taskStats },
   { file: "gym.ts", title: "NeMo Gym agent server", exports: gym },
   { file: "engine-policy.ts", title: "Mock engine's trainable policy (`/polar/policy`, examples/learn)", exports: enginePolicy },
@@ -55,14 +57,16 @@ const ENDPOINTS: [string, string][] = [
   ["`DELETE /v1/sessions/:id`", "[DeletedSession](#deletedsession)"],
   ["`POST /v1/admin/pause`, `GET /v1/admin/state`", "[AdminState](#adminstate)"],
   ["`POST /v1/admin/resume`", "body [ResumeBody](#resumebody) → [AdminState](#adminstate)"],
-  ["`GET /health`", "[Health](#health)"],
+  ["`GET /health`", "[Health](#health) (polar gateway); [NodeHealth](#nodehealth) (polar node: 503 while its store cannot write)"],
   ["`GET /v1/admin/dashboard` (node and coordinator, admin token)", "[DashboardSnapshot](#dashboardsnapshot)"],
   ["`GET /v1/admin/groups/:id` (coordinator), `GET /v1/admin/tasks/:id` (node)", "[GroupDetail](#groupdetail)"],
   ["`GET /v1/admin/rollouts/:id[?group=]`", "[RolloutDetail](#rolloutdetail)"],
   ["`POST /v1/admin/pause` (coordinator)", "[ClusterPaused](#clusterpaused); `POST /v1/admin/resume` body [ResumeBody](#resumebody) → `{policy_version, paused}`"],
   ["`GET /events` (node and coordinator, admin token as `Authorization: Bearer`)", "Server-Sent Events: `id: n` + `data: ` [FeedFrame](#feedframe); `rollout.result` carries a [DashboardResult](#dashboardresult), `group.summary` a [DashboardGroup](#dashboardgroup) (docs/coordinator.md lists every event)"],
-  ["`GET /metrics` (node and coordinator)", "Prometheus text format 0.0.4 (docs/coordinator.md lists the families)"],
-  ["`POST /rollout/task/submit` (polar node and coordinator)", "body [RolloutTaskRequest](#rollouttaskrequest) → [TaskSubmitted](#tasksubmitted); 422 `detail: [{type, loc, msg, input, ctx?}]` in pydantic's words, 409 while the task id is live or was cancelled before submission, 413 over 16 MiB, 503 draining (node)"],
+  ["binary result frames: `ws /v1/trainer` after a hello with `encoding: \"binary\"`, `ws /v1/node` after a welcome with `trace_frames: true`", "a trace frame (`protocol/trace-frame.ts`): magic `PTF1`, a JSON header (the `result` message, its traces without `prompt_ids`, `response_ids`, `loss_mask`, `response_logprobs`) and those arrays packed; layout in [coordinator.md](coordinator.md#binary-trace-frames)"],
+  ["`GET /metrics` (node and coordinator; the admin token when `metrics_require_admin_token` / `--metrics-require-admin-token`)", "Prometheus text format 0.0.4 (docs/coordinator.md lists the families)"],
+  ["`DELETE /v1/admin/nodes/:id/identity`, `DELETE /v1/admin/trainers/:id/identity` (coordinator, admin token)", "`{node_id | trainer_id, identity: \"forgotten\"}`: the id's next hello is registered afresh (docs/security.md); 404 when none is registered"],
+  ["`POST /rollout/task/submit` (polar node and coordinator; every `/rollout/*` route takes the rollout or admin token as `Authorization: Bearer` or `X-Polar-Control-Token`, unless the service runs `--open`)", "body [RolloutTaskRequest](#rollouttaskrequest) → [TaskSubmitted](#tasksubmitted); 401 `{detail}` without a valid token, 403 with another role's; 422 `detail: [{type, loc, msg, input, ctx?}]` in pydantic's words, 409 while the task id is live or was cancelled before submission, 413 over 16 MiB, 503 draining or while the node's store cannot write (node)"],
   ["`GET /rollout/task/:id`", "[TaskStatus](#taskstatus); 404 `{detail: \"Task not found\"}`"],
   ["`DELETE /rollout/task/:id[?register_if_missing=true]`", "[TaskStatus](#taskstatus) once `cancelled` (only the sessions that had finished); 404 `{detail}`"],
   ["`callback_url` (POSTed once per finished task; not for cancelled ones unless configured)", "[TaskResult](#taskresult)"],

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createBackend } from "../node/gateway/backends/index.ts";
 import { ANTHROPIC_VERSION } from "../node/gateway/backends/anthropic.ts";
-import { assistantMessage, call, chatRequest } from "../node/gateway/backends/test-support.ts";
+import { assistantMessage, call, chatRequest } from "./support/gateway/backend-fixtures.ts";
 import { ENGINE_MODEL, startStack, type Stack } from "./helpers/stack.ts";
 
 let stack: Stack;

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { PolarProcesses, type Child } from "./helpers/polar-processes.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 
@@ -69,7 +69,7 @@ async function restartMidRun(nodeId: string, signal: "SIGKILL" | "SIGTERM", caus
   await trainer.ready();
   const taskId = "js-leap-year-century";
   const { rollout_ids } = await trainer.submit({ task: { task_id: taskId, instruction: instruction(taskId) }, n: 3, agent: { harness: "mini" } });
-  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=assigned")).rollouts.filter((r: { stage: string | null }) => r.stage === "run").length === 2, "two rollouts running", 120_000);
+  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=ASSIGNED")).rollouts.filter((r: { stage: string | null }) => r.stage === "RUN").length === 2, "two rollouts running", 120_000);
   first.kill(signal);
   await first.exited;
 
@@ -82,7 +82,7 @@ async function restartMidRun(nodeId: string, signal: "SIGKILL" | "SIGTERM", caus
   const stats = await admin(url, "/v1/admin/stats");
   expect(stats.nodes_lost).toBe(0);
   expect(stats.requeued).toBe(3);
-  const done = (await admin(url, "/v1/admin/rollouts?state=completed")).rollouts as { rollout_id: string; attempt: number; node_id: string }[];
+  const done = (await admin(url, "/v1/admin/rollouts?state=COMPLETED")).rollouts as { rollout_id: string; attempt: number; node_id: string }[];
   expect(done.map((r) => [r.attempt, r.node_id])).toEqual([
     [2, nodeId],
     [2, nodeId],

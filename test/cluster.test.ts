@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { PolarProcesses, type Child } from "./helpers/polar-processes.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
-import { BOOKWORM, dockerForTests, expectNoContainers } from "../node/runtime/docker-test-env.ts";
+import { BOOKWORM, dockerForTests, expectNoContainers } from "./support/runtime/docker-test-env.ts";
 import { testNeeding } from "./helpers/host-tools.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -65,7 +65,7 @@ testNeeding("pytest")("coordinator + 2 nodes + trainer: groups end to end; a nod
   const b = await trainer.submit({ task: bundled("js-leap-year-century"), n: 4, agent: { harness: "mini" } });
 
   // Kill node-a as soon as it runs something.
-  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=assigned")).rollouts.some((r: { node_id: string; stage: string | null }) => r.node_id === "node-a" && r.stage === "run"), "node-a running a rollout", 120_000);
+  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=ASSIGNED")).rollouts.some((r: { node_id: string; stage: string | null }) => r.node_id === "node-a" && r.stage === "RUN"), "node-a running a rollout", 120_000);
   victim.kill("SIGKILL");
   await waitFor(() => results.length === 8, "8 results", 300_000);
 

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { AGENT, TASK, TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { AGENT, TASK, TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { PolarProcesses } from "./helpers/polar-processes.ts";
-import { SimulatedNode } from "../coordinator/testing/simulated-node.ts";
+import { SimulatedNode } from "./support/coordinator/simulated-node.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "polar-coord-proc-"));
 const db = join(dir, "coordinator.db");

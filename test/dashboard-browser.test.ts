@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { DashboardSnapshot, GroupDetail, RolloutDetail } from "../protocol/admin.ts";
-import { waitFor } from "../coordinator/testing/cluster.ts";
+import { waitFor } from "./support/coordinator/cluster.ts";
 import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 
 // The page's globals, inside page.evaluate / waitForFunction callbacks (they run in the browser).
@@ -41,25 +41,27 @@ afterAll(async () => {
 }, 60_000);
 
 /** Starts the cluster demo and resolves with its dashboard URL and admin token once its groups are done. */
-async function startDemo(): Promise<{ url: string; token: string }> {
+async function startDemo(): Promise<{ url: string; token: string; rolloutToken: string }> {
   demo = Bun.spawn(["bun", join(ROOT, "bin/polar.ts"), "demo", "--cluster", "--keep", "--groups", "3", "--samples", "2", "--out", join(dir, "demo")], { stdout: "pipe", stderr: "inherit" });
   const reader = (demo.stdout as ReadableStream<Uint8Array>).getReader();
   let text = "";
   let url: string | undefined;
   let token: string | undefined;
+  let rolloutToken: string | undefined;
   for (;;) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`the demo exited: ${text}`);
     text += new TextDecoder().decode(value);
     url ??= /polar demo: dashboard (\S+)\n/.exec(text)?.[1];
     token ??= /polar demo: admin token (\S+)\n/.exec(text)?.[1];
-    if (/polar demo: done; still running/.test(text) && url && token) break;
+    rolloutToken ??= /polar demo: rollout token (\S+) /.exec(text)?.[1];
+    if (/polar demo: done; still running/.test(text) && url && token && rolloutToken) break;
   }
   // Keep draining its output so it never blocks on a full pipe.
   void (async () => {
     for (;;) if ((await reader.read()).done) return;
   })();
-  return { url: url.replace(/\/$/, ""), token };
+  return { url: url.replace(/\/$/, ""), token, rolloutToken };
 }
 
 const BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
@@ -82,7 +84,7 @@ async function connect(page: Page, url: string, token: string): Promise<void> {
 const numbers = (page: Page, selector: string) => page.$$eval(selector, (els) => els.map((e) => e.textContent ?? ""));
 
 test.skipIf(missing !== null)(`dashboard in headless chromium against polar demo --cluster${missing ? ` (skipped: ${missing})` : ""}`, async () => {
-  const { url, token } = await startDemo();
+  const { url, token, rolloutToken } = await startDemo();
   const admin = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
     if (!res.ok) throw new Error(`${path}: ${res.status}`);
@@ -137,7 +139,7 @@ test.skipIf(missing !== null)(`dashboard in headless chromium against polar demo
   expect((await page.$$("#groups-table tbody tr")).length).toBe(snap.groups.length);
 
   // Live: a task submitted through the rollout API arrives over /events without a reload.
-  const submitted = await fetch(`${url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ task_id: "js-leap-year-century", agent: { harness: "mini" }, num_samples: 1 }) });
+  const submitted = await fetch(`${url}/rollout/task/submit`, { method: "POST", headers: { authorization: `Bearer ${rolloutToken}`, "content-type": "application/json" }, body: JSON.stringify({ task_id: "js-leap-year-century", agent: { harness: "mini" }, num_samples: 1 }) });
   expect(submitted.status).toBe(200);
   await page.waitForFunction((n) => document.getElementById("kpi-results")?.textContent === String(n), snap.results.length + 1, { timeout: 180_000 });
   await waitFor(async () => DashboardSnapshot.parse(await admin("/v1/admin/dashboard")).groups.length === snap.groups.length + 1, "the new group summarised", 30_000);

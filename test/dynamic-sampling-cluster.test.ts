@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TrainerClient, type GroupMessage } from "../clients/typescript/trainer-client.ts";
-import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
 import { PolarProcesses } from "./helpers/polar-processes.ts";

@@ -15,6 +15,7 @@ import type { TaskInput } from "../protocol/task.ts";
 import { EVALUATION_PATH } from "../node/eval/sandbox-source.ts";
 import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 import { testNeeding } from "./helpers/host-tools.ts";
+import { rolloutFetch } from "./helpers/rollout-fetch.ts";
 
 const it = testNeeding("bwrap", "pytest");
 
@@ -236,7 +237,7 @@ describe("grading rules on real runs (process runtime)", () => {
   }, 180_000);
 
   it("the node's status counts invalid evaluations by cause", async () => {
-    const status = (await (await fetch(`${stack.node.url}/rollout/status`)).json()) as { evaluation_errors: Record<string, number> };
+    const status = (await (await rolloutFetch(`${stack.node.url}/rollout/status`)).json()) as { evaluation_errors: Record<string, number> };
     expect(status.evaluation_errors).toMatchObject({ test_runner_missing: 1, no_test_results: 1, exit_without_failure: 1, evaluator_timeout: 1, collection_error: 1, requirement_missing: 1 });
   }, 30_000);
 });

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { patchFiles } from "../node/eval/collect-patch.ts";
-import { BOOKWORM, dockerForTests } from "../node/runtime/docker-test-env.ts";
+import { BOOKWORM, dockerForTests } from "./support/runtime/docker-test-env.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BUNDLE = join(ROOT, "tasks/exercism-python/exercises.jsonl");

@@ -11,7 +11,7 @@ import { GymResponse, GymResponsesCreateParams } from "../protocol/gym.ts";
 import type { Strategy } from "../protocol/trace.ts";
 import { buildResponse } from "../node/gym/response-builder.ts";
 import { rebuild } from "../node/trajectory/index.ts";
-import { qwen3Tokenizer } from "../node/trajectory/testing/qwen3.ts";
+import { qwen3Tokenizer } from "./support/trajectory/qwen3.ts";
 import { consumeAsNemoRl, NemoRlRejected } from "./helpers/nemo-rl-consumer.ts";
 import { allTrajectoryFixtures } from "./helpers/trajectory-fixtures.ts";
 

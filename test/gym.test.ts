@@ -287,7 +287,7 @@ test("a Gym client that goes away cancels its rollout", async () => {
   const [runTaskId] = agent.catalog.heldIds();
   gone.abort();
   expect(await answer).toBe("gone");
-  const taskStatus = async () => ((await (await fetch(`${agent.node.url}/rollout/task/${runTaskId}`)).json()) as { status: string }).status;
+  const taskStatus = async () => ((await (await fetch(`${agent.node.url}/rollout/task/${runTaskId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { status: string }).status;
   for (let i = 0; (await taskStatus()) !== "cancelled"; i++) {
     if (i > 600) throw new Error("the rollout was not cancelled");
     await Bun.sleep(100);

@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { RolloutTrace, TaskResult } from "../protocol/rollout.ts";
 import { pinnedBinary } from "../node/harness/common.ts";
-import { probeDocker } from "../node/runtime/docker-probe.ts";
+import { probeDocker } from "../node/runtime/docker/docker-probe.ts";
 import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 import { testNeeding } from "./helpers/host-tools.ts";
+import { rolloutFetch } from "./helpers/rollout-fetch.ts";
 
 // Docker when an engine answers with the bundled image, the process runtime (bwrap) otherwise.
 const docker = process.env.DOCKER_HOST ? await probeDocker(["polar-bookworm:dev"]) : { ok: false as const, reason: "DOCKER_HOST unset" };
@@ -51,11 +52,11 @@ describe("bad requests answer 422 naming the field", () => {
   }, 30_000);
 
   test("unknown task → 404; GET /tasks lists the bundled set; health and status answer", async () => {
-    expect((await fetch(`${stack.node.url}/rollout/task/nope`)).status).toBe(404);
-    const tasks = (await (await fetch(`${stack.node.url}/tasks`)).json()) as { tasks: { task_id: string }[] };
+    expect((await rolloutFetch(`${stack.node.url}/rollout/task/nope`)).status).toBe(404);
+    const tasks = (await (await rolloutFetch(`${stack.node.url}/tasks`)).json()) as { tasks: { task_id: string }[] };
     expect(tasks.tasks.length).toBeGreaterThanOrEqual(16);
     expect(((await (await fetch(`${stack.node.url}/health`)).json()) as { status: string }).status).toBe("ok");
-    const status = (await (await fetch(`${stack.node.url}/rollout/status`)).json()) as { metrics: Record<string, number> };
+    const status = (await (await rolloutFetch(`${stack.node.url}/rollout/status`)).json()) as { metrics: Record<string, number> };
     expect(Object.keys(status.metrics).sort()).toEqual(["init_inflight", "init_queue_depth", "postrun_inflight", "postrun_queue_depth", "ready_depth", "run_inflight"]);
   }, 30_000);
 });
@@ -153,7 +154,7 @@ describe("a bundled task end to end", () => {
   test("DELETE of a task just submitted answers once it is cancelled: no session had finished, none is kept", async () => {
     const taskId = "js-leap-year-century";
     expect((await submit(stack.node.url, { task_id: taskId, agent: { harness: "mini" }, num_samples: 2 })).status).toBe(200);
-    const res = await fetch(`${stack.node.url}/rollout/task/${taskId}`, { method: "DELETE" });
+    const res = await rolloutFetch(`${stack.node.url}/rollout/task/${taskId}`, { method: "DELETE" });
     expect(await res.json()).toEqual({ task_id: taskId, status: "cancelled", total_sessions: 2, completed_sessions: 0, results: [], result_paths: [] });
     expect(await runtimeLeftovers()).toBe(0);
   }, 120_000);
@@ -170,6 +171,6 @@ describe("admin (admin token)", () => {
     const drained = (await (await fetch(`${stack.node.url}/v1/admin/drain`, { method: "POST", headers: admin })).json()) as { draining: boolean };
     expect(drained.draining).toBe(true);
     expect((await submit(stack.node.url, { task_id: "late", instruction: "x", agent: { harness: "mini" }, evaluator: { strategy: "none" } })).status).toBe(503);
-    expect(((await (await fetch(`${stack.node.url}/rollout/status`)).json()) as { status: string }).status).toBe("draining");
+    expect(((await (await rolloutFetch(`${stack.node.url}/rollout/status`)).json()) as { status: string }).status).toBe("draining");
   }, 30_000);
 });

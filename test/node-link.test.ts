@@ -8,13 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionResult } from "../protocol/rollout.ts";
 import type { StreamedResult } from "../protocol/trainer-stream.ts";
-import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "../coordinator/testing/cluster.ts";
+import { AGENT, startCluster, TASK, TOKENS, waitFor, type Cluster } from "./support/coordinator/cluster.ts";
 import { CoordinatorLink, type NodeSide } from "../node/agent.ts";
+import { coordinatorIdentity } from "../node/coordinator-identity.ts";
 import { newNodeEvents, type NodeEvents } from "../node/events.ts";
 import { interruptionCause, recoverUnfinished } from "../node/pipeline/recovery.ts";
 import { AssignmentsRepo } from "../node/store/assignments-repo.ts";
 import { openNodeStore, type OpenedStore } from "../node/store/db.ts";
 import { RolloutsRepo } from "../node/store/rollouts-repo.ts";
+import { localIds } from "../node/assignment-ids.ts";
 
 let cluster: Cluster | undefined;
 let store: OpenedStore | undefined;
@@ -37,15 +39,16 @@ const completed = (id: string) =>
 
 test("an assignment a node restart cut off is reported interrupted, runs again at attempt 2 and its result is acknowledged", async () => {
   cluster = await startCluster({ nodeGraceMs: 30_000 });
-  store = await openNodeStore(join(mkdtempSync(join(tmpdir(), "polar-link-")), "node.db"));
+  const dbPath = join(mkdtempSync(join(tmpdir(), "polar-link-")), "node.db");
+  store = await openNodeStore(dbPath);
   const rollouts = new RolloutsRepo(store.db);
   const assignments = new AssignmentsRepo(store.db);
   const started: string[] = [];
   const side: NodeSide = {
     assignments,
     async start(a) {
-      const id = `${a.rollout_id}.${a.attempt}`;
-      await rollouts.createTask(`coordinator:${id}`, {}, [{ id, sampleIndex: 0, priority: 0 }]);
+      const { rolloutId: id, taskId } = localIds(a);
+      await rollouts.createTask(taskId, a.request, [{ id, sampleIndex: 0, priority: 0 }]);
       await assignments.insert({ rolloutId: id, coordinatorRolloutId: a.rollout_id, attempt: a.attempt, groupId: a.group_id, taskId: a.request.task_id });
       started.push(id);
       return id;
@@ -64,7 +67,7 @@ test("an assignment a node restart cut off is reported interrupted, runs again a
   const seen: { name: keyof NodeEvents; payload: Record<string, unknown> }[] = [];
   events.onAny((name, payload) => void seen.push({ name, payload: payload as Record<string, unknown> }));
   const link = () => {
-    const l = new CoordinatorLink({ url: cluster!.coordinator.url, token: TOKENS.nodeToken, nodeId: "linked", version: "test", capacity: { init: 1, run: 1, postrun: 1 }, harnesses: ["mini"], engines: [], reconnectMinMs: 50, events }, side);
+    const l = new CoordinatorLink({ url: cluster!.coordinator.url, token: TOKENS.nodeToken, nodeId: "linked", version: "test", capacity: { init: 1, run: 1, postrun: 1 }, harnesses: ["mini"], engines: [], reconnectMinMs: 50, events, identity: coordinatorIdentity(dbPath, cluster!.coordinator.url, "linked") }, side);
     links.push(l);
     l.start();
     return l;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFeed, type ParsedFrame } from "../lib/event-feed.ts";
 import { DashboardSnapshot, GroupDetail, RolloutDetail } from "../protocol/admin.ts";
-import { waitFor } from "../coordinator/testing/cluster.ts";
+import { waitFor } from "./support/coordinator/cluster.ts";
 import { parsePrometheusText, sampleSum, sampleValue } from "./helpers/prometheus-text.ts";
 import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 

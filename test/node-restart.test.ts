@@ -5,11 +5,12 @@ import { afterAll, expect } from "bun:test";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultProcessRoot } from "../node/runtime/process.ts";
+import { defaultProcessRoot } from "../node/runtime/process/process.ts";
 import { BUNDLED_TASKS_FILE } from "../node/api/task-catalog.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 import { ADMIN_TOKEN, pollTask, submit } from "./helpers/node-stack.ts";
 import { testNeeding } from "./helpers/host-tools.ts";
+import { ROLLOUT_TOKEN, rolloutFetch } from "./helpers/rollout-fetch.ts";
 
 const POLAR = join(import.meta.dir, "..", "bin", "polar.ts");
 // Slow engine: each LLM call takes seconds, so the rollouts are surely in RUN when killed.
@@ -40,14 +41,14 @@ testNeeding("pytest")("SIGKILL mid-run, restart: unfinished rollouts ERROR (node
   const dir = mkdtempSync(join(tmpdir(), "polar-restart-e2e-"));
   const nodeId = `restart-${process.pid}-${Date.now()}`;
   const configPath = join(dir, "node.json");
-  writeFileSync(configPath, JSON.stringify({ node_id: nodeId, admin_token: ADMIN_TOKEN, port: 0, db: join(dir, "node.db"), engine: { urls: [engine.url] }, workers: { run: 2 } }));
+  writeFileSync(configPath, JSON.stringify({ node_id: nodeId, admin_token: ADMIN_TOKEN, rollout_token: ROLLOUT_TOKEN, port: 0, db: join(dir, "node.db"), engine: { urls: [engine.url] }, workers: { run: 2 } }));
 
   const first = await spawnNode(configPath);
   const taskId = "py-csv-trailing-empty-field";
   expect((await submit(first.url, { task_id: taskId, agent: { harness: "mini" }, num_samples: 3 })).status).toBe(200);
   const t0 = Date.now();
   for (;;) {
-    const status = (await (await fetch(`${first.url}/rollout/status`)).json()) as { metrics: { run_inflight: number } };
+    const status = (await (await rolloutFetch(`${first.url}/rollout/status`)).json()) as { metrics: { run_inflight: number } };
     if (status.metrics.run_inflight === 2) break;
     if (Date.now() - t0 > 60_000) throw new Error("rollouts never reached RUN");
     await Bun.sleep(100);

@@ -9,19 +9,20 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { TaskStatus } from "../protocol/rollout.ts";
 import { TrainerClient } from "../clients/typescript/trainer-client.ts";
-import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { BUNDLED_TASKS_FILE } from "../node/api/task-catalog.ts";
 import { PythonCallbackListener, startTarget, type RolloutTarget, type TargetKind } from "./helpers/rollout-targets.ts";
+import { rolloutFetch } from "./helpers/rollout-fetch.ts";
 
 const T = 120_000;
 
 async function submit(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await rolloutFetch(`${url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
   return { status: res.status, json: await res.json() };
 }
 
 async function get(url: string, taskId: string): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}/rollout/task/${taskId}`);
+  const res = await rolloutFetch(`${url}/rollout/task/${taskId}`);
   return { status: res.status, json: await res.json() };
 }
 
@@ -199,7 +200,7 @@ for (const kind of ["node", "coordinator"] as TargetKind[]) {
 
       test("a 20 MB body is a 413 `{detail}`, and the service stays up", async () => {
         const big = JSON.stringify({ ...inlineTask(`big-${kind}`), metadata: { blob: "x".repeat(20 * 1024 * 1024) } });
-        const res = await fetch(`${target.url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
+        const res = await rolloutFetch(`${target.url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
         expect(res.status).toBe(413);
         expect(typeof ((await res.json()) as { detail: string }).detail).toBe("string");
         await healthy(target);
@@ -208,9 +209,9 @@ for (const kind of ["node", "coordinator"] as TargetKind[]) {
 
     test("unknown ids: GET and DELETE answer 404 `Task not found`; DELETE ?register_if_missing answers a cancelled TaskStatus and refuses a late submit", async () => {
       expect(await get(target.url, "never-seen")).toEqual({ status: 404, json: { detail: "Task not found" } });
-      const del = await fetch(`${target.url}/rollout/task/never-seen`, { method: "DELETE" });
+      const del = await rolloutFetch(`${target.url}/rollout/task/never-seen`, { method: "DELETE" });
       expect([del.status, await del.json()]).toEqual([404, { detail: "Task not found" }]);
-      const ghost = await fetch(`${target.url}/rollout/task/ghost-${kind}?register_if_missing=true`, { method: "DELETE" });
+      const ghost = await rolloutFetch(`${target.url}/rollout/task/ghost-${kind}?register_if_missing=true`, { method: "DELETE" });
       expect(await ghost.json()).toEqual({ task_id: `ghost-${kind}`, status: "cancelled", total_sessions: 0, completed_sessions: 0, results: [], result_paths: [] });
       const late = await submit(target.url, inlineTask(`ghost-${kind}`));
       expect(late.status).toBe(409);
@@ -235,13 +236,13 @@ for (const kind of ["node", "coordinator"] as TargetKind[]) {
       const before = python.records.length;
       expect((await submit(target.url, inlineTask(id, { num_samples: 2, callback_url: python.url, metadata: { group_id: 11 } }))).status).toBe(200);
       await waitFor(async () => (await get(target.url, id)).json.completed_sessions === 1, "the first session finished", 60_000);
-      const res = await fetch(`${target.url}/rollout/task/${id}`, { method: "DELETE" });
+      const res = await rolloutFetch(`${target.url}/rollout/task/${id}`, { method: "DELETE" });
       const cancelled = TaskStatus.parse(await res.json());
       expect(cancelled).toMatchObject({ task_id: id, status: "cancelled", total_sessions: 2, completed_sessions: 1 });
       expect(cancelled.results.map((r) => [r.status, r.metadata.group_id])).toEqual([["COMPLETED", 11]]);
       expect(TaskStatus.parse((await get(target.url, id)).json)).toEqual(cancelled);
       // DELETE of a finished task answers its status unchanged.
-      expect(TaskStatus.parse(await (await fetch(`${target.url}/rollout/task/${id}`, { method: "DELETE" })).json())).toEqual(cancelled);
+      expect(TaskStatus.parse(await (await rolloutFetch(`${target.url}/rollout/task/${id}`, { method: "DELETE" })).json())).toEqual(cancelled);
       await target.node.callbacksSettled();
       await Bun.sleep(500);
       expect(python.records.slice(before).filter((c) => c.task_id === id)).toEqual([]);
@@ -284,7 +285,7 @@ describe("rollout API conformance: coordinator, trainer groups stay apart", () =
       expect(TaskStatus.parse((await get(target.url, "shared-id")).json)).toEqual(apiDone);
       expect((await get(target.url, "trainer-only")).status).toBe(404);
       // Nor can the rollout API cancel it, or a submit collide with a running trainer group.
-      expect((await fetch(`${target.url}/rollout/task/trainer-only`, { method: "DELETE" })).status).toBe(404);
+      expect((await rolloutFetch(`${target.url}/rollout/task/trainer-only`, { method: "DELETE" })).status).toBe(404);
     } finally {
       streamed.close();
     }

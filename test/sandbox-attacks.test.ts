@@ -12,11 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EvaluationDetail } from "../protocol/evaluation.ts";
 import { TaskRequest, type SessionResult } from "../protocol/rollout.ts";
-import { findBwrap } from "../node/runtime/bwrap.ts";
-import { defaultProcessRoot } from "../node/runtime/process.ts";
-import { mountsUnder } from "../node/runtime/sandbox-tmpfs.ts";
+import { findBwrap } from "../node/runtime/process/bwrap.ts";
+import { defaultProcessRoot } from "../node/runtime/process/process.ts";
+import { mountsUnder } from "../node/runtime/process/sandbox-tmpfs.ts";
 import { testNeeding } from "./helpers/host-tools.ts";
 import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
+import { rolloutFetch } from "./helpers/rollout-fetch.ts";
 
 const BWRAP = findBwrap();
 const REQUIRE = process.env.POLAR_REQUIRE_BWRAP === "1";
@@ -122,7 +123,7 @@ describeBwrap("a node with the default sandbox policy", () => {
       expect(res.json.detail).toHaveLength(1);
       expect(res.json.detail[0]).toMatchObject({ loc: ["body", "runtime", key, 0, "source"], msg: expect.any(String), type: "value_error" });
       expectNoMarker(res.json);
-      expect((await fetch(`${stack.node.url}/rollout/task/${id}`)).status).toBe(404);
+      expect((await rolloutFetch(`${stack.node.url}/rollout/task/${id}`)).status).toBe(404);
     }
     expectStoreClean(stack);
   }, T);

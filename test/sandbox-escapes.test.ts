@@ -9,9 +9,10 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EvaluationDetail } from "../protocol/evaluation.ts";
-import { findBwrap } from "../node/runtime/bwrap.ts";
-import { defaultProcessRoot } from "../node/runtime/process.ts";
+import { findBwrap } from "../node/runtime/process/bwrap.ts";
+import { defaultProcessRoot } from "../node/runtime/process/process.ts";
 import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
+import { rolloutFetch } from "./helpers/rollout-fetch.ts";
 
 const BWRAP = findBwrap();
 const REQUIRE = process.env.POLAR_REQUIRE_BWRAP === "1";
@@ -188,7 +189,7 @@ describeBwrap("escapes from a rollout's sandbox", () => {
     // Checked on the host: the hostname the sandbox set stayed in its UTS namespace.
     expect(readFileSync("/proc/sys/kernel/hostname", "utf8").trim()).toBe(hostname);
 
-    await fetch(`${stack.node.url}/rollout/task/${otherId}`, { method: "DELETE" });
+    await rolloutFetch(`${stack.node.url}/rollout/task/${otherId}`, { method: "DELETE" });
     await pollTask(stack.node.url, otherId);
     // Checked on the host: the daemonized `sleep` the attacker left behind died with its sandbox.
     expect(hostSleepers(LEFTOVER_SLEEP)).toBe(0);

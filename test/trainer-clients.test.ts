@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadCases, runCase, type LiveCluster } from "../clients/conformance/typescript-runner.ts";
-import { TOKENS, waitFor } from "../coordinator/testing/cluster.ts";
+import { TOKENS, waitFor } from "./support/coordinator/cluster.ts";
 import { startMockEngine } from "../node/mock-engine/index.ts";
 import { PolarProcesses, type Child } from "./helpers/polar-processes.ts";
 import { findPython } from "../scripts/find-python.ts";

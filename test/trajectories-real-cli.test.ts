@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { RecordedCall } from "../protocol/calls.ts";
 import { pinnedBinary } from "../node/harness/index.ts";
 import { rebuild } from "../node/trajectory/index.ts";
-import { expectEqualsLastCall, expectFaithfulMerge } from "../node/trajectory/testing/faithfulness.ts";
-import { qwen3Tokenizer } from "../node/trajectory/testing/qwen3.ts";
+import { expectEqualsLastCall, expectFaithfulMerge } from "./support/trajectory/faithfulness.ts";
+import { qwen3Tokenizer } from "./support/trajectory/qwen3.ts";
 import { CLI_MODEL, cliInstalled, type CliRunRequest, recordCliSession, REAL_CLIS, shellStepsScript, type RealCli } from "./helpers/record-cli-session.ts";
 import { startStack, type Stack } from "./helpers/stack.ts";
 

@@ -8,8 +8,8 @@ import { describe, expect, test } from "bun:test";
 import type { RecordedCall } from "../protocol/calls.ts";
 import { TrajectoryResult, type Trace } from "../protocol/trace.ts";
 import { rebuild, STRATEGIES } from "../node/trajectory/index.ts";
-import { qwen3Tokenizer } from "../node/trajectory/testing/qwen3.ts";
-import { checkSampledSpans } from "../node/trajectory/testing/sampled-spans.ts";
+import { qwen3Tokenizer } from "./support/trajectory/qwen3.ts";
+import { checkSampledSpans } from "./support/trajectory/sampled-spans.ts";
 import { allTrajectoryFixtures, type TrajectoryFixture } from "./helpers/trajectory-fixtures.ts";
 
 const tokenizer = qwen3Tokenizer();

@@ -247,10 +247,10 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
     if (e.traces_well_formed) {
       for (const r of all.filter((x) => !masked(x))) {
         check(r.traces.length > 0, "a usable rollout without traces");
-        for (const t of r.traces) {
-          const trace = t as { response_ids: number[]; loss_mask: number[]; response_logprobs: number[]; metadata: { calls: number[]; policy_versions: number[] } };
+        for (const trace of r.traces) {
           check(trace.loss_mask.length === trace.response_ids.length && trace.response_logprobs.length === trace.response_ids.length, "trace arrays misaligned");
-          check(trace.metadata.policy_versions.length === trace.metadata.calls.length && trace.metadata.calls.length > 0, "a trace without a policy version per call");
+          const { calls, policy_versions: versions } = trace.metadata;
+          check(Array.isArray(calls) && Array.isArray(versions) && versions.length === calls.length && calls.length > 0, "a trace without a policy version per call");
           check(trace.loss_mask.some((m) => m === 1), "a usable trace without a trained token");
         }
       }

@@ -20,8 +20,13 @@ const result = (id: string): StreamedResult => ({
   metadata: {},
 });
 
-/** A coordinator stand-in: welcomes, then sends `ids` as results in order; records what the client sends. */
-function standIn(ids: string[]) {
+/**
+ * A coordinator stand-in: welcomes, then sends `ids` as results in order — all at once, or `paced`:
+ * the next one once a credit frame came back for the last (the client acknowledges per turn of its
+ * event loop, so pacing makes each result its own turn) — and records what the client sends.
+ */
+function standIn(ids: string[], paced = false) {
+  const queue = [...ids];
   const received: TrainerToCoordinator[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -31,9 +36,11 @@ function standIn(ids: string[]) {
       message(ws, data) {
         const message = TrainerToCoordinator.parse(JSON.parse(String(data)));
         received.push(message);
+        const sendNext = () => queue.length > 0 && ws.send(JSON.stringify({ type: "result", result: result(queue.shift()!) }));
+        if (message.type === "credit" && paced) sendNext();
         if (message.type !== "hello") return;
         ws.send(JSON.stringify({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: message.trainer_id, policy_version: 0, unacked: 0 }));
-        for (const id of ids) ws.send(JSON.stringify({ type: "result", result: result(id) }));
+        if (!paced) while (queue.length > 0) sendNext();
       },
     },
   });
@@ -50,7 +57,7 @@ async function until(condition: () => boolean): Promise<void> {
 describe("TrainerClient de-duplication", () => {
   test("repeats are dropped and their credit returned; memory of acknowledged ids is bounded, unacknowledged ones are always kept", async () => {
     // a, b, c acknowledged at once; a repeated while remembered; d..f push a out of a window of 3; a again is new.
-    const coordinator = standIn(["a", "b", "c", "a", "d", "e", "f", "a"]);
+    const coordinator = standIn(["a", "b", "c", "a", "d", "e", "f", "a"], true);
     stops.push(coordinator.stop);
     const delivered: string[] = [];
     const client = new TrainerClient({ url: coordinator.url, token: "t", trainerId: "tr", ackedIdsKept: 3, onResult: (r) => void delivered.push(r.result_id) });
@@ -78,5 +85,28 @@ describe("TrainerClient de-duplication", () => {
     await until(() => acks().length > 0);
     expect(acks()).toEqual([{ type: "ack", result_ids: ["a"] }]);
     expect(client.rememberedIds).toBe(1);
+  }, 30_000);
+});
+
+describe("TrainerClient acknowledgements", () => {
+  test("auto-acknowledgements go out per turn: one ack frame and right after it one credit frame for as many", async () => {
+    const coordinator = standIn(["a", "b", "c", "d"]);
+    stops.push(coordinator.stop);
+    const delivered: string[] = [];
+    const client = new TrainerClient({ url: coordinator.url, token: "t", trainerId: "tr", onResult: (r) => void delivered.push(r.result_id) });
+    stops.push(() => client.close());
+    const acked = () => coordinator.received.flatMap((m) => (m.type === "ack" ? m.result_ids : []));
+    await until(() => acked().length === 4);
+    expect(acked()).toEqual(["a", "b", "c", "d"]);
+    await until(() => coordinator.received.at(-1)?.type === "credit");
+    // After the hello and the window: (ack of k ids, credit k) pairs, however the turns fell.
+    const after = coordinator.received.slice(2);
+    expect(coordinator.received.slice(0, 2).map((m) => m.type)).toEqual(["hello", "credit"]);
+    expect(after.length % 2).toBe(0);
+    for (let i = 0; i < after.length; i += 2) {
+      const [ack, credit] = [after[i]!, after[i + 1]!];
+      expect(ack.type).toBe("ack");
+      expect(credit).toEqual({ type: "credit", n: (ack as { result_ids: string[] }).result_ids.length });
+    }
   }, 30_000);
 });

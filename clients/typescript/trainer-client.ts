@@ -1,7 +1,9 @@
 // Why: the TypeScript side of the trainer stream — connect with a trainer token, submit groups,
 // grant credits, receive each result once (the wire is at-least-once: repeats after a reconnect
 // are dropped by id here), acknowledge, drive weight sync and read per-task pass rates —
-// reconnecting by itself.
+// reconnecting by itself. Results come as binary trace frames unless it asks for JSON; either
+// way the caller gets the same StreamedResult.
+import { decodeTraceFrame, unpackTraces, type TraceEncoding } from "../../protocol/trace-frame.ts";
 import {
   CoordinatorToTrainer,
   TRAINER_PROTOCOL_VERSION,
@@ -23,9 +25,24 @@ export interface TrainerClientOptions {
   url: string;
   token: string;
   trainerId: string;
+  /**
+   * The secret the coordinator issued this trainer id at its first hello (from an earlier run);
+   * the client keeps the one it is issued across reconnects by itself.
+   */
+  secret?: string;
+  /** Called once with the secret issued at this trainer id's first hello: keep it to restart as the same trainer. */
+  onSecret?: (secret: string) => void;
   /** Credits granted on every (re)connect, and topped up as results are acknowledged. */
   window?: number;
-  /** Acknowledge each result as soon as `onResult` returns (default true). */
+  /**
+   * Result frames asked for in the hello: `binary` (default; token arrays packed, decoded here) or
+   * `json`. A coordinator older than trace frames sends JSON whatever is asked; both are read.
+   */
+  encoding?: TraceEncoding;
+  /**
+   * Acknowledge each result as soon as `onResult` returns (default true); the acknowledgements and
+   * the credits they give back go out together, one frame each per turn of the event loop.
+   */
   autoAck?: boolean;
   onResult?: (result: StreamedResult) => void | Promise<void>;
   onGroup?: (group: GroupMessage) => void;
@@ -38,6 +55,22 @@ export interface TrainerClientOptions {
    * the recent ones suffice; ids not yet acknowledged are always remembered.
    */
   ackedIdsKept?: number;
+}
+
+/** Close code of a hello whose trainer_secret is missing or wrong (coordinator/peer-identities.ts). */
+const TRAINER_ID_UNPROVEN = 4003;
+
+/**
+ * A frame from the coordinator: a text frame is JSON; a binary one a trace frame whose blob holds
+ * the result's token arrays, put back into its header's traces before the message is checked
+ * against the same schema as a JSON frame.
+ */
+export function parseCoordinatorFrame(data: string | ArrayBuffer | Uint8Array): CoordinatorToTrainer {
+  if (typeof data === "string") return CoordinatorToTrainer.parse(JSON.parse(data));
+  const { header, blob } = decodeTraceFrame(data instanceof Uint8Array ? data : new Uint8Array(data));
+  const h = header as { type?: unknown; result?: { traces?: unknown } } | null;
+  if (h?.type !== "result" || !Array.isArray(h.result?.traces)) throw new Error("a trace frame carries a result with its traces");
+  return CoordinatorToTrainer.parse({ ...h, result: { ...h.result, traces: unpackTraces(h.result.traces as Record<string, unknown>[], blob) } });
 }
 
 interface Pending<T> {
@@ -56,10 +89,16 @@ export class TrainerClient {
   private nextRequest = 0;
   private connected: Promise<void>;
   private markConnected!: () => void;
+  /** Auto-acknowledged ids waiting for this turn's `ack` frame. */
+  private autoAcked: string[] = [];
   /** Results received (after de-duplication), and repeats dropped. */
   readonly counts = { results: 0, duplicates: 0 };
 
+  /** The secret proving this trainer id to the coordinator (given, or issued at the first hello). */
+  secret: string | undefined;
+
   constructor(private readonly options: TrainerClientOptions) {
+    this.secret = options.secret;
     this.connected = new Promise((resolve) => (this.markConnected = resolve));
     this.open();
   }
@@ -146,20 +185,27 @@ export class TrainerClient {
     // Bun's and Node's WebSocket accept headers in the constructor's options.
     const ws = new (WebSocket as any)(url, { headers: { authorization: `Bearer ${this.options.token}` } }) as WebSocket;
     this.ws = ws;
-    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: this.options.trainerId }));
-    ws.onmessage = (event) => void this.onFrame(String(event.data));
-    ws.onclose = () => {
+    ws.binaryType = "arraybuffer";
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: this.options.trainerId, encoding: this.options.encoding ?? "binary", ...(this.secret && { trainer_secret: this.secret }) }));
+    ws.onmessage = (event) => void this.onFrame(event.data as string | ArrayBuffer);
+    ws.onclose = (event) => {
       if (this.ws !== ws || this.closed) return;
+      // The coordinator refused this trainer id's identity (its error frame went to onError): retrying cannot help.
+      if (event.code === TRAINER_ID_UNPROVEN) return;
       this.connected = new Promise((resolve) => (this.markConnected = resolve));
       setTimeout(() => this.open(), this.options.reconnectDelayMs ?? 200);
     };
     ws.onerror = () => {};
   }
 
-  private async onFrame(text: string): Promise<void> {
-    const message = CoordinatorToTrainer.parse(JSON.parse(text));
+  private async onFrame(data: string | ArrayBuffer): Promise<void> {
+    const message = parseCoordinatorFrame(data);
     switch (message.type) {
       case "welcome":
+        if (message.trainer_secret) {
+          this.secret = message.trainer_secret;
+          this.options.onSecret?.(message.trainer_secret);
+        }
         this.credit(this.options.window ?? 64);
         this.markConnected();
         return;
@@ -187,10 +233,7 @@ export class TrainerClient {
         this.unacked.add(id);
         this.counts.results++;
         await this.options.onResult?.(message.result);
-        if (this.options.autoAck ?? true) {
-          this.ack([id]);
-          this.credit(1);
-        }
+        if (this.options.autoAck ?? true) this.autoAck(id);
         return;
       }
       case "group":
@@ -207,6 +250,17 @@ export class TrainerClient {
       case "resumed":
         return;
     }
+  }
+
+  private autoAck(id: string): void {
+    this.autoAcked.push(id);
+    if (this.autoAcked.length > 1) return;
+    setImmediate(() => {
+      const ids = this.autoAcked;
+      this.autoAcked = [];
+      this.ack(ids);
+      this.credit(ids.length);
+    });
   }
 
   private settle(requestId: string, value: unknown): void {

@@ -1,5 +1,6 @@
-// Why: the operator's view and levers — nodes (and draining one), groups, rollouts by state,
-// deleting a group, per-task pass rates, headline stats — behind the admin token.
+// Why: the operator's view and levers — nodes (and draining one), forgetting a node's or trainer's
+// identity, groups, rollouts by state, deleting a group, per-task pass rates, headline stats —
+// behind the admin token.
 import { Hono, type Context } from "hono";
 import { readLimitedText } from "../../lib/http-body.ts";
 import { ResumeBody } from "../../protocol/admin.ts";
@@ -9,7 +10,8 @@ import { TaskStatsQuery } from "../../protocol/task-stats.ts";
 import type { Coordinator } from "../coordinator.ts";
 import type { CoordinatorDashboard } from "../dashboard-view.ts";
 import { slots } from "../node-states.ts";
-import { tokenMatches, presentedToken } from "../tokens.ts";
+import { isRolloutStateName, ROLLOUT_STATES } from "../rollout-states.ts";
+import { tokenMatches, presentedToken } from "../../lib/tokens.ts";
 
 const LIST_LIMIT = 1000;
 
@@ -53,6 +55,15 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?
     return c.json({ node_id: node.id, status: node.state, assigned: node.assigned.size });
   });
 
+  // A node or trainer whose kept secret was lost (its store wiped): its next hello registers it afresh.
+  for (const kind of ["node", "trainer"] as const) {
+    app.delete(`/${kind}s/:id/identity`, async (c) => {
+      const id = c.req.param("id");
+      if (!(await coordinator.identities.forget(kind, id))) return failed(c, new PolarError("not_found", `no ${kind} ${id} is registered`));
+      return c.json({ [`${kind}_id`]: id, identity: "forgotten" });
+    });
+  }
+
   app.get("/groups", async (c) => {
     const rows = await coordinator.repo.listGroups(LIST_LIMIT);
     return c.json({
@@ -71,6 +82,7 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?
 
   app.get("/rollouts", async (c) => {
     const state = c.req.query("state");
+    if (state !== undefined && !isRolloutStateName(state)) return failed(c, new PolarError("bad_request", `unknown state "${state}"; expected one of ${ROLLOUT_STATES.join(", ")}`));
     const rows = await coordinator.repo.listRollouts(state, LIST_LIMIT);
     return c.json({
       rollouts: rows.map((r) => ({

@@ -8,7 +8,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openCoordinatorDb, openLibsqlStore, type CoordinatorStoreHandle } from "./db.ts";
-import { CoordinatorRepo, type NewRollout, type StoredResult } from "./repo.ts";
+import { CoordinatorRepo, type NewRollout, type ResultWithTraces, type StoredResult } from "./repo.ts";
+import { defaultResult } from "../../test/support/coordinator/simulated-node.ts";
+import { TaskRequest } from "../../protocol/rollout.ts";
+import { packTraces } from "../../protocol/trace-frame.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -25,14 +28,19 @@ const drivers: [string, (path: string) => Promise<CoordinatorStoreHandle>][] = [
   ["@libsql/client", (path) => openLibsqlStore(`file:${path}`)],
 ];
 
+const requestOf = (id: string) => TaskRequest.parse({ task_id: `task-${id}`, instruction: "x", agent: { harness: "mini" } });
 function group(id: string) {
-  return { id, trainerId: "t1", taskId: `task-${id}`, request: { task_id: `task-${id}` }, n: 3, advantages: "none", state: "running", createdAt: 1 };
+  return { id, trainerId: "t1", taskId: `task-${id}`, request: requestOf(id), n: 3, advantages: "none" as const, state: "running" as const, createdAt: 1 };
 }
 function members(groupId: string, firstSeq: number): NewRollout[] {
-  return [0, 1, 2].map((idx) => ({ id: `${groupId}-r${idx}`, groupId, idx, seq: firstSeq + idx, state: "queued", priority: 0, image: "img", createdAt: 1 }));
+  return [0, 1, 2].map((idx) => ({ id: `${groupId}-r${idx}`, groupId, idx, seq: firstSeq + idx, state: "QUEUED", priority: 0, image: "img", createdAt: 1 }));
 }
-function result(rolloutId: string, groupId: string): StoredResult {
-  return { rolloutId, groupId, trainerId: "t1", status: "completed", reward: 0.5, session: { status: "completed", nested: { ids: [1, 2] } }, policyVersionStarted: 3, stale: true, rolloutState: "completed", cause: null, acked: false };
+const sessionOf = (rolloutId: string) => defaultResult({ rollout_id: rolloutId, request: requestOf(rolloutId) }, 0.5, 2);
+/** A trace blob as a node's trace frame carries it: stored and read back byte for byte. */
+const blob = packTraces([{ prompt_ids: [1, 2], response_ids: [3], loss_mask: [1], response_logprobs: [-0.5] }])!.blob;
+
+function result(rolloutId: string, groupId: string, traces: Uint8Array | null = null): StoredResult {
+  return { rolloutId, groupId, trainerId: "t1", status: "COMPLETED", reward: 0.5, session: sessionOf(rolloutId), traces, policyVersionStarted: 3, stale: true, cause: null, acked: false };
 }
 
 describe.each(drivers)("coordinator repo over %s", (_name, open) => {
@@ -42,22 +50,23 @@ describe.each(drivers)("coordinator repo over %s", (_name, open) => {
     const repo = new CoordinatorRepo(first);
     await repo.insertGroup(group("g1"), members("g1", 1));
     await repo.assign([{ rolloutId: "g1-r0", nodeId: "n1", attempt: 1, policyVersion: 3 }, { rolloutId: "g1-r1", nodeId: "n1", attempt: 1, policyVersion: 3 }], 10);
-    await repo.saveResults([result("g1-r0", "g1")], 20);
+    await repo.saveResults([result("g1-r0", "g1", blob)], 20);
     await repo.ack([{ trainerId: "t1", ids: ["g1-r0"] }], 30);
     first.close();
 
     const second = await open(path);
     const reopened = new CoordinatorRepo(second);
     const active = await reopened.loadActive();
-    expect(active.groups.map((g) => [g.id, g.request])).toEqual([["g1", { task_id: "task-g1" }]]);
+    expect(active.groups.map((g) => [g.id, g.request])).toEqual([["g1", requestOf("g1")]]);
     expect(active.rollouts.map((r) => [r.id, r.state, r.nodeId, r.attempt, r.policyVersionStarted, r.assignedAt])).toEqual([
-      ["g1-r1", "assigned", "n1", 1, 3, 10],
-      ["g1-r2", "queued", null, 0, null, null],
+      ["g1-r1", "ASSIGNED", "n1", 1, 3, 10],
+      ["g1-r2", "QUEUED", null, 0, null, null],
     ]);
-    const [stored] = await reopened.resultsById(["g1-r0"]);
-    expect(stored).toEqual({ rolloutId: "g1-r0", groupId: "g1", trainerId: "t1", status: "completed", reward: 0.5, session: { status: "completed", nested: { ids: [1, 2] } }, policyVersionStarted: 3, stale: true, createdAt: 20, ackedAt: 30 });
+    const [{ traces, ...stored }] = (await reopened.resultsById(["g1-r0"])) as [ResultWithTraces];
+    expect(stored).toEqual({ rolloutId: "g1-r0", groupId: "g1", trainerId: "t1", status: "COMPLETED", reward: 0.5, session: sessionOf("g1-r0"), policyVersionStarted: 3, stale: true, createdAt: 20, ackedAt: 30 });
+    expect(Buffer.from(traces!).equals(blob)).toBe(true);
     expect(await reopened.unackedIds("t1")).toEqual([]);
-    expect(await reopened.countRolloutsByState()).toEqual({ assigned: 1, completed: 1, queued: 1 });
+    expect(await reopened.countRolloutsByState()).toEqual({ ASSIGNED: 1, COMPLETED: 1, QUEUED: 1 });
     expect(await reopened.maxSeq()).toBe(3);
     second.close();
   });
@@ -73,7 +82,7 @@ describe.each(drivers)("coordinator repo over %s", (_name, open) => {
     // A result for a rollout that does not exist (foreign keys are on) undoes the ones before it.
     await expect(repo.saveResults([result("g1-r0", "g1"), result("nope", "g1")], 20)).rejects.toThrow();
     expect(await repo.resultsById(["g1-r0"])).toEqual([]);
-    expect((await repo.groupRollouts("g1")).map((r) => r.state)).toEqual(["queued", "queued", "queued"]);
+    expect((await repo.groupRollouts("g1")).map((r) => r.state)).toEqual(["QUEUED", "QUEUED", "QUEUED"]);
     store.close();
   });
 });

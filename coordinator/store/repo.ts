@@ -1,10 +1,12 @@
 // Why: every durable step of the coordinator — a group accepted, a rollout assigned or requeued,
 // a result stored or acknowledged — is one call here, written before anyone is told, and batched
 // so that dispatching thousands of rollouts a second costs a few transactions, not thousands.
-import { and, asc, eq, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
 import type { CoordinatorDb, CoordinatorStore, Statement } from "./db.ts";
-import { TERMINAL_ROLLOUT_STATES, type TerminalRolloutState } from "../rollout-states.ts";
-import { groupSampling, groups, meta, results, rollouts, taskStats } from "./schema.ts";
+import type { ReportedResultHeader } from "../../protocol/node-link.ts";
+import type { GroupEndStatus } from "../../protocol/trainer-stream.ts";
+import { isTerminalRolloutState, TERMINAL_ROLLOUT_STATES, type RolloutStateName, type TerminalRolloutState } from "../rollout-states.ts";
+import { groupSampling, groups, meta, resultTraces, results, rollouts, taskStats, type GROUP_STATES } from "./schema.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 export type NewGroupRow = typeof groups.$inferInsert;
@@ -13,6 +15,8 @@ export type NewGroupSamplingRow = typeof groupSampling.$inferInsert;
 export type TaskStatsRow = typeof taskStats.$inferSelect;
 export type RolloutRow = typeof rollouts.$inferSelect;
 export type ResultRow = typeof results.$inferSelect;
+/** A result with its trace blob (null: `session` holds the traces whole). */
+export type ResultWithTraces = ResultRow & { traces: Buffer | null };
 export type NewRollout = typeof rollouts.$inferInsert;
 
 /** SQLite's bound-parameter limit divided by the widest row we insert. */
@@ -25,17 +29,22 @@ export interface Assigned {
   policyVersion: number;
 }
 
+/** A terminal rollout with its result's status and reward (null when it has no result row). */
+export type FinishedRollout = Pick<RolloutRow, "id" | "groupId"> & { state: TerminalRolloutState; status: TerminalRolloutState | null; reward: number | null };
+
 export interface StoredResult {
   rolloutId: string;
   groupId: string;
   trainerId: string | null;
-  status: string;
+  /** The terminal state the rollout finishes in: the result's status. */
+  status: TerminalRolloutState;
   reward: number | null;
-  session: Record<string, unknown>;
+  /** The session as stored: its traces without their token arrays when `traces` holds them. */
+  session: ReportedResultHeader;
+  /** The traces' token arrays (coordinator/packed-results.ts); null: `session` holds them. */
+  traces: Uint8Array | null;
   policyVersionStarted: number;
   stale: boolean;
-  /** Terminal rollout state it finishes in. */
-  rolloutState: TerminalRolloutState;
   cause: string | null;
   /** Set when nobody will acknowledge it (rollout API tasks): prunable after retention. */
   acked: boolean;
@@ -44,11 +53,11 @@ export interface StoredResult {
 /** A group's end, stored in one transaction with what it decided (dynamic sampling, pass rates). */
 export interface GroupCompletion {
   groupId: string;
-  state: "completed" | "cancelled";
+  state: GroupEndStatus;
   rewardStd: number | null;
   flat: boolean;
   replacedBy: string | null;
-  replacementExhausted: string | null;
+  replacementExhausted: GroupSamplingRow["replacementExhausted"];
   /** The task's pass-rate estimate as it now is. */
   taskStats: TaskStatsRow | null;
   /** The fresh group started in place of a flat one. */
@@ -125,7 +134,7 @@ export class CoordinatorRepo {
         statements.push(
           this.db
             .update(rollouts)
-            .set({ state: "assigned", nodeId: a.nodeId, attempt: a.attempt, policyVersionStarted: a.policyVersion, assignedAt: now })
+            .set({ state: "ASSIGNED", nodeId: a.nodeId, attempt: a.attempt, policyVersionStarted: a.policyVersion, assignedAt: now })
             .where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK))),
         );
       }
@@ -136,7 +145,7 @@ export class CoordinatorRepo {
   /** Back to the queue (node lost, staleness); the attempt count stays, the next assign raises it. */
   async requeue(ids: string[], cause: string): Promise<void> {
     for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      await this.db.update(rollouts).set({ state: "queued", nodeId: null, cause }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
+      await this.db.update(rollouts).set({ state: "QUEUED", nodeId: null, cause }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
     }
   }
 
@@ -168,7 +177,17 @@ export class CoordinatorRepo {
         ),
       );
     }
-    for (const r of batch) statements.push(this.db.update(rollouts).set({ state: r.rolloutState, cause: r.cause, finishedAt: now }).where(eq(rollouts.id, r.rolloutId)));
+    const blobs = batch.filter((r) => r.traces !== null).map((r) => ({ rolloutId: r.rolloutId, traces: Buffer.from(r.traces!.buffer, r.traces!.byteOffset, r.traces!.byteLength) }));
+    for (let i = 0; i < blobs.length; i += INSERT_CHUNK) statements.push(this.db.insert(resultTraces).values(blobs.slice(i, i + INSERT_CHUNK)));
+    // One UPDATE per (state, cause): a batch of hundreds finishing alike is one statement.
+    const byEnd = new Map<string, { state: TerminalRolloutState; cause: string | null; ids: string[] }>();
+    for (const r of batch) {
+      const key = `${r.status}\u0000${r.cause ?? "\u0001"}`;
+      (byEnd.get(key) ?? byEnd.set(key, { state: r.status, cause: r.cause, ids: [] }).get(key)!).ids.push(r.rolloutId);
+    }
+    for (const { state, cause, ids } of byEnd.values()) {
+      for (let i = 0; i < ids.length; i += INSERT_CHUNK) statements.push(this.db.update(rollouts).set({ state, cause, finishedAt: now }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK))));
+    }
     await this.atomic(statements);
   }
 
@@ -208,17 +227,27 @@ export class CoordinatorRepo {
     return rows.map((r) => r.id);
   }
 
-  async resultsById(ids: string[]): Promise<ResultRow[]> {
-    const out: ResultRow[] = [];
-    for (let i = 0; i < ids.length; i += INSERT_CHUNK) out.push(...(await this.db.select().from(results).where(inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)))));
+  /** Results with their trace blobs. */
+  async resultsById(ids: string[]): Promise<ResultWithTraces[]> {
+    const out: ResultWithTraces[] = [];
+    for (let i = 0; i < ids.length; i += INSERT_CHUNK) out.push(...(await this.withTraces().where(inArray(results.rolloutId, ids.slice(i, i + INSERT_CHUNK)))));
     return out;
+  }
+
+  /** A group's results with their trace blobs (whole sessions: the rollout API, the dashboard). */
+  async groupResultsWithTraces(groupId: string): Promise<ResultWithTraces[]> {
+    return this.withTraces().where(eq(results.groupId, groupId)).orderBy(asc(results.createdAt));
+  }
+
+  private withTraces() {
+    return this.db.select({ ...getTableColumns(results), traces: resultTraces.traces }).from(results).leftJoin(resultTraces, eq(resultTraces.rolloutId, results.rolloutId));
   }
 
   async groupResults(groupId: string): Promise<ResultRow[]> {
     return this.db.select().from(results).where(eq(results.groupId, groupId)).orderBy(asc(results.createdAt));
   }
 
-  async setGroupState(id: string, state: string, now: number | null): Promise<void> {
+  async setGroupState(id: string, state: (typeof GROUP_STATES)[number], now: number | null): Promise<void> {
     await this.db.update(groups).set({ state, finishedAt: now }).where(eq(groups.id, id));
   }
 
@@ -238,16 +267,15 @@ export class CoordinatorRepo {
   }
 
   /** Terminal rollouts of the active groups, with their result's status and reward (early stop, completion, flatness). */
-  async finishedOfGroups(groupIds: string[]): Promise<(Pick<RolloutRow, "id" | "groupId" | "state"> & { status: string | null; reward: number | null })[]> {
-    const out: (Pick<RolloutRow, "id" | "groupId" | "state"> & { status: string | null; reward: number | null })[] = [];
+  async finishedOfGroups(groupIds: string[]): Promise<FinishedRollout[]> {
+    const out: FinishedRollout[] = [];
     for (let i = 0; i < groupIds.length; i += INSERT_CHUNK) {
-      out.push(
-        ...(await this.db
-          .select({ id: rollouts.id, groupId: rollouts.groupId, state: rollouts.state, status: results.status, reward: results.reward })
-          .from(rollouts)
-          .leftJoin(results, eq(results.rolloutId, rollouts.id))
-          .where(and(inArray(rollouts.groupId, groupIds.slice(i, i + INSERT_CHUNK)), inArray(rollouts.state, [...TERMINAL_ROLLOUT_STATES])))),
-      );
+      const rows = await this.db
+        .select({ id: rollouts.id, groupId: rollouts.groupId, state: rollouts.state, status: results.status, reward: results.reward })
+        .from(rollouts)
+        .leftJoin(results, eq(results.rolloutId, rollouts.id))
+        .where(and(inArray(rollouts.groupId, groupIds.slice(i, i + INSERT_CHUNK)), inArray(rollouts.state, [...TERMINAL_ROLLOUT_STATES])));
+      for (const row of rows) if (isTerminalRolloutState(row.state)) out.push({ ...row, state: row.state });
     }
     return out;
   }
@@ -272,7 +300,7 @@ export class CoordinatorRepo {
     return this.db.select().from(groups).orderBy(sql`${groups.createdAt} desc`).limit(limit);
   }
 
-  async listRollouts(state: string | undefined, limit: number): Promise<RolloutRow[]> {
+  async listRollouts(state: RolloutStateName | undefined, limit: number): Promise<RolloutRow[]> {
     const query = this.db.select().from(rollouts);
     return (state ? query.where(eq(rollouts.state, state)) : query).orderBy(asc(rollouts.seq)).limit(limit);
   }
@@ -302,5 +330,9 @@ export class CoordinatorRepo {
 
   async setMeta(key: string, value: string): Promise<void> {
     await this.db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } });
+  }
+
+  async deleteMeta(key: string): Promise<void> {
+    await this.db.delete(meta).where(eq(meta.key, key));
   }
 }

@@ -57,6 +57,7 @@ class Stack:
     trainer_token: str = field(default_factory=lambda: secrets.token_hex(16))
     node_token: str = field(default_factory=lambda: secrets.token_hex(16))
     admin_token: str = field(default_factory=lambda: secrets.token_hex(16))
+    rollout_token: str = field(default_factory=lambda: secrets.token_hex(16))
     _children: list[subprocess.Popen] = field(default_factory=list)
 
     def _spawn(self, name: str, args: list[str], env: Optional[dict[str, str]] = None) -> tuple[subprocess.Popen, Path]:
@@ -78,7 +79,7 @@ class Stack:
         coordinator, log = self._spawn(
             "coordinator",
             ["coordinator", "--port", "0", "--db", str(self.workdir / "coordinator.db"), "--tasks", str(TASKS), "--max-staleness", str(self.max_staleness),
-             "--node-token", self.node_token, "--trainer-token", self.trainer_token, "--admin-token", self.admin_token],
+             "--node-token", self.node_token, "--trainer-token", self.trainer_token, "--admin-token", self.admin_token, "--rollout-token", self.rollout_token],
         )
         self.coordinator_url = json.loads(_first_line(log, coordinator, 60))["url"]
         workers = str(self.workers_per_node)

@@ -6,6 +6,8 @@ import { TaskCatalog } from "../task-catalog.ts";
 import { CancelledIds } from "./cancelled-ids.ts";
 import type { RolloutApiPort } from "./port.ts";
 import { rolloutApiRoutes } from "./routes.ts";
+
+const OPEN = { open: true } as const;
 import { taskStatus } from "./task-status.ts";
 
 const body = { task_id: "t1", instruction: "i", agent: { harness: "mini" }, evaluator: { strategy: "none" } };
@@ -31,7 +33,7 @@ const post = (app: ReturnType<typeof rolloutApiRoutes>, payload: unknown) =>
 
 describe("the shared rollout routes", () => {
   test("a port that throws is a 500 `{detail}`, never plain text", async () => {
-    const app = rolloutApiRoutes(port({ submit: async () => { throw new Error("SQLITE_FULL: database or disk is full"); }, status: async () => { throw new RangeError("Maximum call stack size exceeded"); } }), { catalog: TaskCatalog.empty() });
+    const app = rolloutApiRoutes(port({ submit: async () => { throw new Error("SQLITE_FULL: database or disk is full"); }, status: async () => { throw new RangeError("Maximum call stack size exceeded"); } }), { access: OPEN, catalog: TaskCatalog.empty() });
     const submitted = await post(app, body);
     expect(submitted.status).toBe(500);
     expect(await submitted.json()).toEqual({ detail: "internal error" });
@@ -48,7 +50,7 @@ describe("the shared rollout routes", () => {
         return { accepted: true };
       },
     });
-    app = rolloutApiRoutes(p, { catalog: TaskCatalog.empty(), cancelledIds: memory });
+    app = rolloutApiRoutes(p, { access: OPEN, catalog: TaskCatalog.empty(), cancelledIds: memory });
     const res = await post(app, body);
     expect(res.status).toBe(409);
     expect(p.cancelled).toEqual(["t1", "t1"]);
@@ -57,7 +59,7 @@ describe("the shared rollout routes", () => {
   test("the cancel memory lasts its period, then the id is free again", async () => {
     let now = 0;
     const memory = new CancelledIds(300_000, () => now);
-    const app = rolloutApiRoutes(port(), { catalog: TaskCatalog.empty(), cancelledIds: memory });
+    const app = rolloutApiRoutes(port(), { access: OPEN, catalog: TaskCatalog.empty(), cancelledIds: memory });
     await app.request("/rollout/task/t1?register_if_missing=1", { method: "DELETE" });
     expect((await post(app, body)).status).toBe(409);
     now = 300_001;
@@ -65,7 +67,7 @@ describe("the shared rollout routes", () => {
   });
 
   test("register_if_missing is read as FastAPI reads a bool query parameter", async () => {
-    const app = rolloutApiRoutes(port(), { catalog: TaskCatalog.empty() });
+    const app = rolloutApiRoutes(port(), { access: OPEN, catalog: TaskCatalog.empty() });
     const bad = await app.request("/rollout/task/t1?register_if_missing=maybe", { method: "DELETE" });
     expect(bad.status).toBe(422);
     expect(((await bad.json()) as { detail: { type: string; loc: string[] }[] }).detail[0]).toMatchObject({ type: "bool_parsing", loc: ["query", "register_if_missing"] });

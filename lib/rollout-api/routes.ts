@@ -2,13 +2,15 @@
 // cancel a task, service status — written once over a RolloutApiPort, so `polar node` and the
 // coordinator answer alike and a trainer integration written for NVIDIA's server works with
 // either unchanged. Every answer is FastAPI's shape: `detail` on every error (a 500 included),
-// 422 in pydantic's words; bodies are bounded in size and depth before any parsing.
+// 422 in pydantic's words; nothing runs before the caller's token is checked (./access.ts), and
+// bodies are bounded in size and depth before any parsing.
 import { Hono, type Context } from "hono";
 import { TASK_ID_PATTERN, type TaskSubmitted } from "../../protocol/rollout.ts";
 import { fieldError, jsonInvalid } from "../fastapi-errors.ts";
 import { exceedsJsonDepth, readLimitedText } from "../http-body.ts";
 import type { TaskCatalog } from "../task-catalog.ts";
 import { SOURCES_MUST_EXIST, type HostPathPolicy } from "../upload-sources.ts";
+import { rolloutApiGuard, type RolloutApiAccess } from "./access.ts";
 import { CancelledIds } from "./cancelled-ids.ts";
 import type { RolloutApiPort } from "./port.ts";
 import { readTaskSubmission, type RequestRefusals } from "./submission.ts";
@@ -18,6 +20,8 @@ import { cancelledBeforeSubmit } from "./task-status.ts";
 export const ROLLOUT_API_LIMITS = { maxBodyBytes: 16 * 1024 * 1024, maxDepth: 256 } as const;
 
 export interface RolloutApiOptions {
+  /** Who may call these routes (a token, or open on loopback): checked before anything else. */
+  access: RolloutApiAccess;
   catalog: TaskCatalog;
   /** Which host paths a request's upload sources may name (default: any that exists). */
   hostPaths?: HostPathPolicy;
@@ -46,6 +50,7 @@ async function guarded(c: Context, where: string, work: () => Promise<Answer>): 
 
 export function rolloutApiRoutes(port: RolloutApiPort, options: RolloutApiOptions): Hono {
   const app = new Hono();
+  app.use("/rollout/*", rolloutApiGuard(options.access));
   const limits = options.limits ?? ROLLOUT_API_LIMITS;
   const cancelled = options.cancelledIds ?? new CancelledIds();
   const rules = { catalog: options.catalog, hostPaths: options.hostPaths ?? SOURCES_MUST_EXIST, ...(options.refuseRequest ? { refuse: options.refuseRequest } : {}) };

@@ -25,20 +25,12 @@ export function cancelledBeforeSubmit(taskId: string): TaskStatus {
 /** How long such an id stays refused: Polar's cancel tombstone TTL. */
 export const CANCELLED_ID_MEMORY_MS = 300_000;
 
-/** A result as either service holds it (the coordinator's arrive loosely typed from nodes). */
-type UsableShape = { status: string; trajectory: { traces: readonly object[] } };
-
-const nonEmpty = (value: unknown): boolean => Array.isArray(value) && value.length > 0;
-
 /**
  * Polar's usable result (early stop counts these): the session COMPLETED and one of its traces has
  * a prompt, a response and at least one trainable token. Masked infrastructure failures and
  * timeouts never count; an agent timeout that stayed trainable does.
  */
-export function isUsableResult(result: UsableShape): boolean {
+export function isUsableResult(result: Pick<SessionResult, "status" | "trajectory">): boolean {
   if (result.status !== "COMPLETED") return false;
-  return result.trajectory.traces.some((trace) => {
-    const t = trace as { prompt_ids?: unknown; response_ids?: unknown; loss_mask?: unknown };
-    return nonEmpty(t.prompt_ids) && nonEmpty(t.response_ids) && Array.isArray(t.loss_mask) && t.loss_mask.some((m) => m === 1);
-  });
+  return result.trajectory.traces.some((t) => t.prompt_ids.length > 0 && t.response_ids.length > 0 && t.loss_mask.includes(1));
 }

@@ -13,16 +13,17 @@ import { pinnedBinary, type PinnedCli } from "../harness/common.ts";
 import { HARNESS_KINDS, type HarnessKind } from "../harness/registry.ts";
 import { startMockEngine } from "../mock-engine/index.ts";
 import { startNode } from "../main.ts";
+import { describeRolloutAccess } from "../../lib/rollout-api/access.ts";
 import { parseNodeConfig } from "../node-config.ts";
 import type { StageMetrics } from "../pipeline/pipeline.ts";
-import { openRuntime, RUNTIME_BACKENDS, runtimeHelp } from "../runtime/registry.ts";
+import { DEFAULT_RUNTIME, openRuntime, RUNTIME_BACKENDS, runtimeHelp } from "../runtime/registry.ts";
 import { runClusterDemo } from "./cluster.ts";
 import { printSummary } from "./summary.ts";
 
 const DEMO_HARNESSES = HARNESS_KINDS.filter((k) => k !== "command");
 const FLAGS: FlagSpecs = {
   harness: { type: "string", help: `harness: ${DEMO_HARNESSES.join(", ")} (the CLIs need scripts/install-harnesses.sh)`, default: "mini" },
-  runtime: { type: "string", help: `sandbox runtime: ${runtimeHelp()}; docker needs the image polar-bookworm:dev`, default: "process" },
+  runtime: { type: "string", help: `sandbox runtime: ${runtimeHelp()}; docker needs the image polar-bookworm:dev`, default: DEFAULT_RUNTIME },
   tasks: { type: "string", help: "task file (JSONL) the node serves and the mock engine's policy solves, e.g. tasks/exercism-python/tasks.jsonl", default: "tasks/tasks.jsonl" },
   count: { type: "string", help: "how many of its tasks to submit", default: "3" },
   samples: { type: "string", help: "samples per task", default: "4" },
@@ -47,7 +48,7 @@ export async function runDemoCli(argv: string[]): Promise<void> {
   const taskFile = resolve(stringFlag(flags, "tasks") ?? BUNDLED_TASKS_FILE);
   if (!existsSync(taskFile)) throw new UsageError(`--tasks: ${taskFile}: no such file`);
   const taskCount = intFlag(flags, "count") ?? 3;
-  const runtimeName = oneOf(flags, "runtime", RUNTIME_BACKENDS) ?? "process";
+  const runtimeName = oneOf(flags, "runtime", RUNTIME_BACKENDS) ?? DEFAULT_RUNTIME;
   const samples = intFlag(flags, "samples") ?? 4;
   const dir = stringFlag(flags, "out") ?? mkdtempSync(join(tmpdir(), "polar-demo-"));
   if (flags.cluster === true) {
@@ -62,6 +63,8 @@ export async function runDemoCli(argv: string[]): Promise<void> {
     parseNodeConfig({
       node_id: `demo-${process.pid}`,
       admin_token: ADMIN_TOKEN,
+      // A short-lived node on loopback that this process alone drives.
+      open_rollout_api: true,
       port: 0,
       db: join(dir, "node.db"),
       runtime: runtimeName,
@@ -73,7 +76,7 @@ export async function runDemoCli(argv: string[]): Promise<void> {
     { runtime },
   );
   try {
-    log(`node ${node.url} (runtime ${runtimeName}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness} · tasks ${taskFile}`);
+    log(`node ${node.url} (runtime ${runtimeName}; ${describeRolloutAccess(node.rolloutAccess)}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness} · tasks ${taskFile}`);
     const picked = await pickTasks(node.url, taskCount);
     const t0 = performance.now();
     const taskIds: string[] = [];

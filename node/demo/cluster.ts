@@ -49,7 +49,7 @@ async function firstLine(child: Child): Promise<string> {
 
 export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
   mkdirSync(o.dir, { recursive: true });
-  const tokens = { node: token("node"), trainer: token("trainer"), admin: token("admin") };
+  const tokens = { node: token("node"), trainer: token("trainer"), admin: token("admin"), rollout: token("rollout") };
   const children: Child[] = [];
   const logFile = (name: string) => {
     const out = createWriteStream(join(o.dir, `${name}.log`));
@@ -81,7 +81,7 @@ export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
   try {
     const coordinator = spawn(
       "coordinator",
-      ["coordinator", "--port", String(o.port), "--db", join(o.dir, "coordinator.db"), "--tasks", o.taskFile, "--heartbeat-ms", "1000", "--node-token", tokens.node, "--trainer-token", tokens.trainer, "--admin-token", tokens.admin],
+      ["coordinator", "--port", String(o.port), "--db", join(o.dir, "coordinator.db"), "--tasks", o.taskFile, "--heartbeat-ms", "1000", "--node-token", tokens.node, "--trainer-token", tokens.trainer, "--admin-token", tokens.admin, "--rollout-token", tokens.rollout],
       {},
       true,
     );
@@ -89,7 +89,7 @@ export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
     logFile("coordinator")(coordinator.stdout as ReadableStream<Uint8Array>);
     const nodeIds = ["demo-node-a", "demo-node-b"];
     for (const id of nodeIds) {
-      spawn(id, ["node", "--node-id", id, "--port", "0", "--db", join(o.dir, `${id}.db`), "--runtime", "process", "--engine", engine.url, "--tasks", o.taskFile, "--coordinator", url, "--admin-token", tokens.admin, "--init-workers", "2", "--run-workers", "2", "--postrun-workers", "2", "--ready-backlog", "1", "--max-tokens-cap", "4096"], { POLAR_NODE_TOKEN: tokens.node });
+      spawn(id, ["node", "--node-id", id, "--port", "0", "--db", join(o.dir, `${id}.db`), "--runtime", "process", "--engine", engine.url, "--tasks", o.taskFile, "--coordinator", url, "--admin-token", tokens.admin, "--rollout-token", tokens.rollout, "--init-workers", "2", "--run-workers", "2", "--postrun-workers", "2", "--ready-backlog", "1", "--max-tokens-cap", "4096"], { POLAR_NODE_TOKEN: tokens.node });
     }
     const admin = async (path: string) => (await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${tokens.admin}` } })).json() as Promise<Record<string, unknown>>;
     const deadline = Date.now() + 120_000;
@@ -102,6 +102,7 @@ export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
     log(`coordinator ${url} · nodes ${nodeIds.join(", ")} (process runtime) · mock engine ${engine.url} (task-solving policy, success 0.5) · logs and databases in ${o.dir}`);
     log(`dashboard ${url}/`);
     log(`admin token ${tokens.admin}`);
+    log(`rollout token ${tokens.rollout} (the rollout API, /rollout/*: Authorization: Bearer <token>)`);
 
     // Progress from the coordinator's own feed.
     const groups = new Map<string, DemoGroup>();

@@ -35,7 +35,7 @@ function row(r: TaskValidation): string {
 
 async function validate(argv: string[]): Promise<void> {
   const file = argv[0];
-  if (!file || file.startsWith("-")) throw new UsageError("usage: polar tasks validate FILE|FOLDER [--runtime docker|process] [--only ids] [--concurrency N] [--json]");
+  if (!file || file.startsWith("-")) throw new UsageError(`usage: polar tasks validate FILE|FOLDER [--runtime ${RUNTIME_BACKENDS.join("|")}] [--only ids] [--concurrency N] [--json]`);
   const values = parseFlags("tasks validate", SUMMARY, FLAGS, argv.slice(1));
   if (!values) return;
   const backend = oneOf(values, "runtime", RUNTIME_BACKENDS) ?? "docker";

@@ -13,7 +13,7 @@ import { evaluate } from "./evaluate.ts";
 import { freshEvalSandbox, runtimeSource } from "./sandbox-source.ts";
 import { evaluateSwePatch } from "./swe.ts";
 import { loadTaskFile } from "../../lib/task-file.ts";
-import { runtimesForTests } from "./test-runtimes.ts";
+import { runtimesForTests } from "../../test/support/runtime/test-runtimes.ts";
 import type { Sandbox } from "../runtime/types.ts";
 
 const BINARY = Uint8Array.from([0, 1, 2, 255, 254, 0, 10, 13, 128, 0x89, 0x50, 0x4e, 0x47]);

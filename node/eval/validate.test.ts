@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { testNeeding } from "../../test/helpers/host-tools.ts";
-import { BOOKWORM, dockerForTests } from "../runtime/docker-test-env.ts";
+import { BOOKWORM, dockerForTests } from "../../test/support/runtime/docker-test-env.ts";
 
 const withPytest = testNeeding("pytest");
 

@@ -30,6 +30,8 @@ export interface GatewayDeps {
   log?: LogSink;
   /** Told of every LLM call once it is recorded (metrics, events). */
   onCall?: (call: CommittedCall) => void;
+  /** Told of each call the store refused to record (a full disk). */
+  onCallNotStored?: (err: unknown, sessionId: string) => void;
 }
 
 export interface GatewayApp {
@@ -51,7 +53,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const calls = new CallsRepo(store.db);
   const auth = new SessionAuth(sessions, config.adminToken, config.open);
   const gate = new PolicyGate();
-  const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking }, deps.onCall);
+  const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking }, deps.onCall, deps.onCallNotStored);
   const bodyLimits = { maxBytes: config.maxBodyBytes, maxDepth: config.maxJsonDepth };
   const cacheBudget = new CacheBudget(config.cacheBytes);
   for (const cache of [sessions, calls, callPath, backend]) cache.shareCacheBudget?.(cacheBudget);

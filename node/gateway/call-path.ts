@@ -44,6 +44,8 @@ export class CallPath {
     private readonly sampling: SamplingPolicy = {},
     /** Told of every call once it is in the store (failures too). */
     private readonly onCommitted?: (call: CommittedCall) => void,
+    /** A call the store refused to record (a full disk): the caller still gets the error. */
+    private readonly onNotStored?: (err: unknown, sessionId: string) => void,
   ) {
     this.seqs = new SeqAllocator((sessionId) => calls.lastSeq(sessionId));
   }
@@ -88,6 +90,7 @@ export class CallPath {
         }).catch((err: unknown) => {
           // The session was deleted meanwhile: what the backend just remembered for it goes too.
           if (err instanceof PolarError && err.code === "not_found") this.forget(input.sessionId);
+          else this.onNotStored?.(err, input.sessionId);
           throw err;
         });
         this.onCommitted?.({

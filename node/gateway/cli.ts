@@ -1,7 +1,7 @@
 // Why: `polar gateway` — turns flags and environment into a validated gateway config and a
 // backend, starts the server, and stops cleanly on SIGINT/SIGTERM.
 import { randomBytes } from "node:crypto";
-import { type FlagSpecs, UsageError, intFlag, listFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
+import { type FlagSpecs, intFlag, listFlag, numberFlag, oneOf, onOffFlag, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { BACKEND_KINDS, BackendOptions, SGLANG_MODES, TITO_ENGINES, type BackendKind } from "./backends/options.ts";
 import { GatewayConfig } from "./config.ts";
 import { createBackend } from "./backends/index.ts";
@@ -71,7 +71,7 @@ export async function runGatewayCli(argv: string[]): Promise<void> {
       maxTokensCap: intFlag(flags, "max-tokens-cap"),
       temperature: numberFlag(flags, "temperature"),
       topP: numberFlag(flags, "top-p"),
-      thinking: onOff(stringFlag(flags, "thinking")),
+      thinking: onOffFlag(flags, "thinking"),
     },
     backend,
   );
@@ -82,10 +82,4 @@ export async function runGatewayCli(argv: string[]): Promise<void> {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
-}
-
-function onOff(value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  if (value !== "on" && value !== "off") throw new UsageError(`--thinking must be on or off, got "${value}"`);
-  return value === "on";
 }

@@ -1,7 +1,7 @@
 // Why: `polar generate` — flags in, a resumable output folder out, progress while it runs and a
 // summary at the end (also in summary.json); Ctrl-C stops cleanly and the same command resumes.
 import { join } from "node:path";
-import { RUNTIME_BACKENDS } from "../../protocol/runtime.ts";
+import { DEFAULT_RUNTIME, RUNTIME_BACKENDS, runtimeChoices } from "../runtime/registry.ts";
 import { HARNESS_KINDS } from "../../protocol/harness-names.ts";
 import { type FlagSpecs, UsageError, intFlag, numberFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { BACKEND_KINDS } from "../gateway/backends/options.ts";
@@ -21,7 +21,7 @@ const FLAGS: FlagSpecs = {
   accept: { type: "string", help: `which attempts become rows, e.g. 'reward >= 1 && turns <= 30' (fields: ${Object.keys(ACCEPT_FIELDS).join(", ")})`, default: DEFAULT_ACCEPT },
   out: { type: "string", help: `output folder: ${TRAJECTORIES_FILE}, ${ATTEMPTS_FILE}, ${SUMMARY_FILE}; rerun the same command to resume` },
   dedup: { type: "string", help: "drop accepted attempts of a task nearly identical to an earlier one: Jaccard threshold of their assistant turns' word 3-grams, e.g. 0.9 (1: identical only)" },
-  runtime: { type: "string", help: `sandbox runtime: ${RUNTIME_BACKENDS.join(" | ")}`, default: "process" },
+  runtime: { type: "string", help: `sandbox runtime: ${runtimeChoices()}`, default: DEFAULT_RUNTIME },
   concurrency: { type: "string", help: "harnesses running at once", default: "4" },
   only: { type: "string", help: "comma-separated task ids (default: every task of the file)" },
   "max-tokens-cap": { type: "string", help: "cap on every call's max_tokens (default 4096 with the mock engine, none otherwise)" },
@@ -69,7 +69,7 @@ export async function runGenerateCli(argv: string[]): Promise<void> {
       apiKey: process.env.POLAR_ENGINE_API_KEY,
       accept,
       out,
-      runtime: oneOf(flags, "runtime", RUNTIME_BACKENDS) ?? "process",
+      runtime: oneOf(flags, "runtime", RUNTIME_BACKENDS) ?? DEFAULT_RUNTIME,
       concurrency,
       dedup: dedupRaw ?? null,
       only: stringFlag(flags, "only")?.split(",").map((s) => s.trim()).filter(Boolean),

@@ -148,6 +148,8 @@ export async function runGenerate(options: GenerateOptions): Promise<GenerateSum
         parseNodeConfig({
           node_id: nodeId,
           admin_token: adminToken,
+          // This process drives its own node with the admin token; the rollout token is never handed out.
+          rollout_token: randomBytes(24).toString("hex"),
           port: 0,
           db: join(nodeDir, "node.db"),
           runtime: options.runtime,
@@ -199,7 +201,7 @@ async function drive(node: RunningNode, adminToken: string, pending: Pending[], 
   const submit = async (p: Pending) => {
     const res = await fetch(`${node.url}/rollout/task/submit`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { ...admin, "content-type": "application/json" },
       body: JSON.stringify({
         task_id: p.taskId,
         agent: { harness: options.harness },
@@ -222,7 +224,7 @@ async function drive(node: RunningNode, adminToken: string, pending: Pending[], 
       const open = pending.filter((p) => p.submitted && !p.finished);
       if (open.length === 0 && pending.every((p) => p.submitted)) return;
       for (const p of open) {
-        const status = TaskStatus.parse(await (await fetch(`${node.url}/rollout/task/${encodeURIComponent(p.taskId)}`)).json());
+        const status = TaskStatus.parse(await (await fetch(`${node.url}/rollout/task/${encodeURIComponent(p.taskId)}`, { headers: admin })).json());
         for (const result of status.results) {
           if (p.seen.has(result.session_id)) continue;
           p.seen.add(result.session_id);
@@ -246,7 +248,7 @@ async function drive(node: RunningNode, adminToken: string, pending: Pending[], 
       await Bun.sleep(POLL_MS);
     }
     // Interrupted: what is running is cancelled; its samples stay missing from the ledger and run on resume.
-    for (const p of pending.filter((x) => x.submitted && !x.finished)) await fetch(`${node.url}/rollout/task/${encodeURIComponent(p.taskId)}`, { method: "DELETE" });
+    for (const p of pending.filter((x) => x.submitted && !x.finished)) await fetch(`${node.url}/rollout/task/${encodeURIComponent(p.taskId)}`, { method: "DELETE", headers: admin });
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }

@@ -4,6 +4,7 @@
 // writes a task file as a Gym dataset.
 import { type FlagSpecs, UsageError, intFlag, listFlag, numberFlag, parseFlags, stringFlag } from "../../lib/cli-args.ts";
 import { envLayer } from "../node-config.ts";
+import { runtimeChoices } from "../runtime/registry.ts";
 import { settingsFromBlock, settingsFromFile, settingsFromGymEnvironment } from "./config.ts";
 import { startGymAgent } from "./server.ts";
 
@@ -16,7 +17,7 @@ const FLAGS: FlagSpecs = {
   model: { type: "string", help: "model name given to the harness (default: policy_model_name)" },
   engine: { type: "string", multiple: true, help: "inference engine base URL (default: policy_base_url)" },
   tasks: { type: "string", help: "task file (JSONL) whose tasks rows may name (default: the bundled set)" },
-  runtime: { type: "string", help: "sandbox runtime: process | docker" },
+  runtime: { type: "string", help: `sandbox runtime: ${runtimeChoices()}` },
   db: { type: "string", help: "the node's SQLite file" },
   "node-port": { type: "string", help: "port of the node's own API (rollout API, gateway)", default: "0" },
   "agent-timeout": { type: "string", help: "seconds a harness may run", default: "1800" },

@@ -52,7 +52,7 @@ export function httpPolarRollouts(baseUrl: string, adminToken: string): PolarRol
   };
   return {
     async submit(request) {
-      const res = await fetch(`${baseUrl}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
+      const res = await fetch(`${baseUrl}/rollout/task/submit`, { method: "POST", headers: { ...admin, "content-type": "application/json" }, body: JSON.stringify(request) });
       const body: unknown = await res.json().catch(() => null);
       return res.ok ? { ok: true } : { ok: false, status: res.status, body };
     },
@@ -66,7 +66,7 @@ export function httpPolarRollouts(baseUrl: string, adminToken: string): PolarRol
       }
     },
     async cancel(taskId) {
-      await fetch(`${baseUrl}/rollout/task/${encodeURIComponent(taskId)}`, { method: "DELETE" });
+      await fetch(`${baseUrl}/rollout/task/${encodeURIComponent(taskId)}`, { method: "DELETE", headers: admin });
     },
     async calls(sessionId) {
       return SessionCalls.parse(await getJson(`/v1/sessions/${encodeURIComponent(sessionId)}/calls`)).calls;

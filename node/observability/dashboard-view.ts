@@ -64,7 +64,7 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
       failure_kind: e.facts.failure_kind,
       cause: e.facts.cause,
       tokens: e.facts.tokens,
-      stage_seconds: stageSeconds(e.timing as unknown as Record<string, unknown>),
+      stage_seconds: stageSeconds(e.timing),
       policy_version_started: null,
       policy_version: d.gate.policyVersion,
       staleness: null,
@@ -125,7 +125,7 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
       const task = await d.rollouts.task(taskId);
       if (!task) return undefined;
       const rows = await d.rollouts.rolloutsOf(taskId);
-      const results = new Map((await d.rollouts.results(taskId)).map((r) => [String(r.session_id), r]));
+      const results = new Map((await d.rollouts.results(taskId)).map((r) => [r.session_id, r]));
       return {
         group_id: taskId,
         task_id: taskId,
@@ -155,7 +155,7 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
         state: live?.state ?? steps.at(-1)?.toState ?? "unknown",
         node_id: d.nodeId,
         timeline: steps.map((s) => ({ at: Date.parse(s.at), state: s.toState, node_id: d.nodeId })),
-        stages: stageSpans(result?.timing as Record<string, unknown> | undefined),
+        stages: stageSpans(result?.timing),
         result,
         messages: buildTranscript(calls),
       };

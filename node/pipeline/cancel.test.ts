@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RolloutState } from "./states.ts";
 import { recoverUnfinished } from "./recovery.ts";
-import { testNode, until, type TestNode } from "./testing/harness.ts";
+import { testNode, until, type TestNode } from "../../test/support/pipeline/harness.ts";
 
 let node: TestNode | undefined;
 afterEach(async () => {

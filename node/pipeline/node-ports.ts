@@ -73,7 +73,6 @@ export function sandboxHarnessRunner(options: SandboxRunnerOptions): HarnessRunn
 
 export function taskEvaluator(source: SandboxSource, rowOf: (taskId: string) => Task | undefined): RolloutEvaluator {
   return {
-    wantsFreshSandbox: () => false,
     async evaluate(input) {
       const result = await evaluate({
         task: taskOfRequest(input.request, rowOf(input.request.task_id)),

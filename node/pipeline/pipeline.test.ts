@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { RolloutTrace, SessionResult } from "../../protocol/rollout.ts";
-import { testNode, until, type TestNode } from "./testing/harness.ts";
+import { testNode, until, type TestNode } from "../../test/support/pipeline/harness.ts";
 
 let node: TestNode | undefined;
 afterEach(async () => {

@@ -6,7 +6,8 @@
 import type { SessionResult } from "../../protocol/rollout.ts";
 import { RuntimeSpec, type RuntimeSpecInput } from "../../protocol/runtime.ts";
 import { within } from "./abortable.ts";
-import { RolloutFailure, completedResult, maskedResult, type FailureCause, type ScoredOutcome } from "./result.ts";
+import type { StoreHealth } from "../store/store-health.ts";
+import { RolloutFailure, asRolloutFailure, completedResult, maskedResult, type FailureCause, type ScoredOutcome } from "./result.ts";
 import { RolloutTransitions, type Rollout, type StopReason } from "./rollout.ts";
 import { initStage, postrunStage, runStage, type StageDeps } from "./stages.ts";
 import { StageGate } from "./stage-gate.ts";
@@ -24,8 +25,10 @@ export interface PipelineConfig {
 }
 
 export interface PipelineDeps extends StageDeps {
-  /** Told of every result, after it is stored. */
+  /** Told of every result, after it is stored (or, when the store refused it, with that failure). */
   onResult(result: SessionResult, rollout: Rollout): void;
+  /** Told of every store write that failed (the node is unhealthy until writes succeed) and succeeded. */
+  storeHealth?: StoreHealth;
 }
 
 /** Polar's NodeStageMetrics names. */
@@ -55,7 +58,7 @@ export class Pipeline {
     private readonly config: PipelineConfig,
     private readonly deps: PipelineDeps,
   ) {
-    this.transitions = new RolloutTransitions(deps.store);
+    this.transitions = new RolloutTransitions(deps.store, undefined, (err, r) => void deps.storeHealth?.failed(err, "recording a rollout transition", { rollout_id: r.id, task_id: r.taskId }));
     this.runGate = new StageGate((active) => active < config.runWorkers);
     this.initGate = new StageGate(
       (active) => active < config.initWorkers && active + this.readyCount < config.readyBacklog + Math.max(0, config.runWorkers - this.runGate.active),
@@ -140,10 +143,10 @@ export class Pipeline {
       r.marks.postrunQueued = performance.now();
       scored = await this.withSlot(this.postrunGate, r, async () => {
         await this.transitions.move(r, "POSTRUN");
-        return postrunStage(r, spec, this.deps);
+        return postrunStage(r, this.deps);
       });
     } catch (err) {
-      failure = signal.aborted && signal.reason instanceof RolloutFailure ? signal.reason : asFailure(err);
+      failure = signal.aborted && signal.reason instanceof RolloutFailure ? signal.reason : asRolloutFailure(err, "internal");
     } finally {
       clearTimeout(taskTimer);
     }
@@ -164,6 +167,10 @@ export class Pipeline {
 
   /** Frees what the rollout holds, stores its result, moves it to its terminal state, reports it. */
   private async finish(r: Rollout, scored: ScoredOutcome | undefined, failure: RolloutFailure | undefined): Promise<void> {
+    // A write of the node's store failed while this rollout ran (one of its LLM calls may not be
+    // recorded): what it produced cannot be trusted as recorded, so it is the infrastructure's failure.
+    const storeFailed = !failure && r.marks.init !== undefined ? this.deps.storeHealth?.failedSince(r.marks.init) : null;
+    if (storeFailed) failure = new RolloutFailure("store", `the node's store refused a write while this rollout ran: ${storeFailed.description}`);
     const partial =
       failure && r.session && !["cancelled", "early_stop", "shutdown"].includes(failure.failureCause)
         ? (r.trajectory ?? (await within(this.deps.gateway.trajectory(r.session.id, r.strategy), CLEANUP_LIMIT_MS)) ?? null)
@@ -172,16 +179,27 @@ export class Pipeline {
     await this.cleanup(r);
     r.timing.runtime_stop_ms = performance.now() - t0;
     r.marks.done = performance.now();
-    const result = scored && !failure ? completedResult(r, this.config.nodeId, scored) : maskedResult(r, this.config.nodeId, failure ?? new RolloutFailure("internal", "no outcome"), partial);
-    await this.deps.store.saveResult(r.id, r.taskId, result.status, result);
-    await this.transitions.move(r, terminalState(failure), failure ? { cause: failure.failureCause, message: failure.message } : { reward: scored?.reward });
+    let result = scored && !failure ? completedResult(r, this.config.nodeId, scored) : maskedResult(r, this.config.nodeId, failure ?? new RolloutFailure("internal", "no outcome"), partial);
+    try {
+      await this.deps.store.saveResult(r.id, r.taskId, result.status, result);
+      this.deps.storeHealth?.succeeded();
+    } catch (err) {
+      // The store refused the result (a full disk): the rollout fails as the infrastructure's, its
+      // work masked; the short masked result may still fit, and is reported either way.
+      this.deps.storeHealth?.failed(err, "saving a rollout result", { rollout_id: r.id, task_id: r.taskId });
+      failure = asRolloutFailure(err, "store");
+      result = maskedResult(r, this.config.nodeId, failure, null);
+      await this.deps.store.saveResult(r.id, r.taskId, result.status, result).catch(() => undefined);
+    }
+    // The terminal move is announced even when its store write fails (reported as above).
+    await this.transitions.move(r, terminalState(failure), failure ? { cause: failure.failureCause, message: failure.message } : { reward: scored?.reward }).catch(() => undefined);
     this.deps.onResult(result, r);
   }
 
   private async cleanup(r: Rollout): Promise<void> {
     const work: Promise<unknown>[] = [];
     if (r.session) work.push(this.deps.gateway.close(r.session.id));
-    for (const sandbox of [r.sandbox, r.evalSandbox]) if (sandbox) work.push(this.deps.pool.release(sandbox));
+    if (r.sandbox) work.push(this.deps.pool.release(r.sandbox));
     await within(Promise.allSettled(work), CLEANUP_LIMIT_MS);
   }
 
@@ -209,11 +227,6 @@ export class Pipeline {
       else this.demand.set(key, now);
     }
   }
-}
-
-function asFailure(err: unknown): RolloutFailure {
-  if (err instanceof RolloutFailure) return err;
-  return new RolloutFailure("internal", err instanceof Error ? err.message : String(err));
 }
 
 function terminalState(failure: RolloutFailure | undefined): TerminalState {

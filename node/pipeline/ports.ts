@@ -64,8 +64,6 @@ export interface EvaluationRequest {
   request: TaskRequest;
   /** The sandbox the agent worked in (its patch / output is collected from here). */
   agentSandbox: Sandbox;
-  /** A fresh sandbox of the task's image, when the evaluator asked for one. */
-  evalSandbox: Sandbox | null;
   harness: HarnessRunOutcome;
   signal: AbortSignal;
 }
@@ -76,10 +74,11 @@ export interface Evaluation {
   detail: Record<string, unknown>;
 }
 
-/** Scores a finished rollout. Throws on an evaluator crash (an infrastructure failure). */
+/**
+ * Scores a finished rollout; a fresh sandbox it needs it takes (and releases) itself, from the
+ * node's pool (node/eval/sandbox-source.ts). Throws on an evaluator crash (an infrastructure failure).
+ */
 export interface RolloutEvaluator {
-  /** Whether this request is evaluated in a fresh sandbox of the task's image. */
-  wantsFreshSandbox(request: TaskRequest): boolean;
   evaluate(request: EvaluationRequest): Promise<Evaluation>;
 }
 

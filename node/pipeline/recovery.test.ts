@@ -22,7 +22,8 @@ describe("recovery", () => {
   test("unfinished rollouts end as node_restarted ERRORs, which read as interruptions; a shutdown does too, other failures do not", async () => {
     store = await openNodeStore(join(mkdtempSync(join(tmpdir(), "polar-recovery-")), "node.db"));
     const repo = new RolloutsRepo(store.db);
-    await repo.createTask("t", {}, [
+    const request = TaskRequest.parse({ task_id: "t", instruction: "x", agent: { harness: "mini" } });
+    await repo.createTask("t", request, [
       { id: "ses_run", sampleIndex: 0, priority: 0 },
       { id: "ses_queued", sampleIndex: 1, priority: 0 },
     ]);
@@ -34,13 +35,12 @@ describe("recovery", () => {
       expect(stored.status).toBe("ERROR");
       expect(interruptionCause(stored)).toBe("node_restarted");
     }
-    const request = TaskRequest.parse({ task_id: "t", instruction: "x", agent: { harness: "mini" } });
     const rollout = newRollout({ id: "ses_x", taskId: "t", sampleIndex: 0, request, harness: "mini", strategy: "per-call" });
     expect(interruptionCause(maskedResult(rollout, "node-1", new RolloutFailure("shutdown", "stopped: shutdown"), null))).toBe("shutdown");
     for (const cause of ["cancelled", "prepare", "task_timeout", "engine_unreachable"] as const) {
       expect(interruptionCause(maskedResult(rollout, "node-1", new RolloutFailure(cause, "x"), null))).toBeNull();
     }
-    expect(interruptionCause({ status: "COMPLETED", trajectory: { metadata: {} } })).toBeNull();
-    expect(interruptionCause("not a result")).toBeNull();
+    const restarted = (await repo.result("ses_run"))!;
+    expect(interruptionCause({ status: "COMPLETED", trajectory: { ...restarted.trajectory, status: "COMPLETED" } })).toBeNull();
   });
 });

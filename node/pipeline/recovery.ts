@@ -26,8 +26,7 @@ export async function recoverUnfinished(repo: RolloutsRepo, nodeId: string, remo
     const stored = await repo.result(row.id);
     if (stored) {
       const result = SessionResult.parse(stored);
-      const terminal = result.status === "COMPLETED" ? "COMPLETED" : result.status;
-      await repo.recordTransition(row.id, seq, state, terminal, new Date().toISOString(), { recovered: true });
+      await repo.recordTransition(row.id, seq, state, result.status, new Date().toISOString(), { recovered: true });
       continue;
     }
     // The task's metadata is echoed as in every result, so a trainer can place it in its group.
@@ -57,16 +56,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Failures that end this node's attempt without saying anything about the rollout itself. */
 const INTERRUPTIONS: readonly FailureCause[] = ["node_restarted", "shutdown"];
 
-/** Just what tells an interruption apart (a result's traces are not read). */
-const FailureOfResult = z.object({
-  status: z.string(),
-  trajectory: z.object({ metadata: z.object({ failure: z.object({ cause: z.string() }).optional() }).optional() }),
-});
+/** The failure a masked result's trajectory metadata names (maskedResult writes it). */
+const NamedFailure = z.object({ failure: z.object({ cause: z.string() }) });
 
 /** The cause when a stored result only records that this node stopped (restart, shutdown); else null. */
-export function interruptionCause(result: unknown): FailureCause | null {
-  const parsed = FailureOfResult.safeParse(result);
-  if (!parsed.success || parsed.data.status !== "ERROR") return null;
-  const cause = parsed.data.trajectory.metadata?.failure?.cause;
-  return INTERRUPTIONS.find((c) => c === cause) ?? null;
+export function interruptionCause(result: Pick<SessionResult, "status" | "trajectory">): FailureCause | null {
+  if (result.status !== "ERROR") return null;
+  const named = NamedFailure.safeParse(result.trajectory.metadata);
+  return named.success ? (INTERRUPTIONS.find((c) => c === named.data.failure.cause) ?? null) : null;
 }

@@ -1,11 +1,13 @@
 // Why: how a rollout's outcome becomes Polar's SessionResult — token-faithful traces with the
 // reward on each, masked results for infrastructure failures, trainable agent timeouts — in one
 // place, so every stage reports failures the same way.
+import { describeStoreError, isStoreError } from "../store/store-health.ts";
 import {
   SessionResult,
   SessionTiming,
   type RolloutTrace,
   type SessionResultStatus,
+  type TaskRequest,
   type TrainingFilter,
 } from "../../protocol/rollout.ts";
 import type { Trace, TrajectoryResult } from "../../protocol/trace.ts";
@@ -26,9 +28,26 @@ export const FAILURE_CAUSES = [
   "early_stop",
   "node_restarted",
   "shutdown",
+  /** The assignment names a harness or builder strategy this node does not know: it never ran. */
+  "assignment_refused",
+  /** The node's store refused a write (a full disk: SQLITE_FULL); the rollout's work cannot be kept. */
+  "store",
   "internal",
 ] as const;
 export type FailureCause = (typeof FAILURE_CAUSES)[number];
+
+/**
+ * `err` as a failure of `cause` — a store error always as `store`, worded by its SQLite code and
+ * message only (drizzle's own message carries the query's parameters: a result's token arrays).
+ */
+export function asRolloutFailure(err: unknown, cause: FailureCause): RolloutFailure {
+  if (err instanceof RolloutFailure) return err;
+  if (isStoreError(err)) {
+    const { code, message } = describeStoreError(err);
+    return new RolloutFailure("store", `the node's store refused a write: ${code}: ${message}`);
+  }
+  return new RolloutFailure(cause, err instanceof Error ? err.message : String(err));
+}
 
 /** A failure of the rollout's infrastructure (never the agent's own outcome). */
 export class RolloutFailure extends Error {
@@ -48,8 +67,7 @@ export async function named<T>(cause: FailureCause, work: () => Promise<T>): Pro
   try {
     return await work();
   } catch (err) {
-    if (err instanceof RolloutFailure) throw err;
-    throw new RolloutFailure(cause, err instanceof Error ? err.message : String(err));
+    throw asRolloutFailure(err, cause);
   }
 }
 
@@ -159,5 +177,21 @@ export function maskedResult(rollout: Rollout, nodeId: string, failure: RolloutF
       ...(invalid ? { evaluation: failure.evaluation ?? null } : { reward: 0 }),
       failure: { cause: failure.failureCause, message: failure.message },
     }),
+  });
+}
+
+/** A masked ERROR for a rollout refused before it started (its assignment names what this node cannot run). */
+export function refusedResult(args: { rolloutId: string; taskId: string; request: TaskRequest; nodeId: string; message: string }): SessionResult {
+  const cause: FailureCause = "assignment_refused";
+  const filter: TrainingFilter = { masked: true, reason: "session_error" };
+  const error = `${cause}: ${args.message}`;
+  return SessionResult.parse({
+    session_id: args.rolloutId,
+    task_id: args.taskId,
+    status: "ERROR",
+    trajectory: { status: "ERROR", traces: [], metadata: { training_filter: filter, failure: { cause, message: args.message, state: "QUEUED" } }, error },
+    node_id: args.nodeId,
+    error,
+    metadata: { ...args.request.metadata, sample_index: 0, reward: 0, failure: { cause, message: args.message } },
   });
 }

@@ -9,6 +9,7 @@ import type { HarnessKind } from "../harness/registry.ts";
 import type { Sandbox } from "../runtime/types.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import type { GatewaySession, HarnessRunOutcome } from "./ports.ts";
+import { asRolloutFailure } from "./result.ts";
 import { canTransition, type RolloutState } from "./states.ts";
 
 /** Why a rollout was stopped from outside its own work. */
@@ -42,7 +43,6 @@ export interface Rollout {
   /** Durations measured inside stages, in Polar's SessionTiming names. */
   timing: SessionTimingInput;
   sandbox?: Sandbox;
-  evalSandbox?: Sandbox;
   session?: GatewaySession;
   outcome?: HarnessRunOutcome;
   agentTimedOut?: boolean;
@@ -65,6 +65,8 @@ export class RolloutTransitions {
   constructor(
     private readonly store: RolloutsRepo,
     onListenerError?: ListenerErrorSink,
+    /** Told when a transition could not be stored (the move still happens and is announced, then fails the rollout). */
+    private readonly onStoreError?: (err: unknown, rollout: Rollout) => void,
   ) {
     this.moved = new EventBus(onListenerError);
   }
@@ -80,7 +82,13 @@ export class RolloutTransitions {
     const mark = MARK_OF[to];
     if (mark) rollout.marks[mark] = performance.now();
     const seq = rollout.nextSeq++;
-    await this.store.recordTransition(rollout.id, seq, from, to, new Date().toISOString(), detail);
+    try {
+      await this.store.recordTransition(rollout.id, seq, from, to, new Date().toISOString(), detail);
+    } catch (err) {
+      this.onStoreError?.(err, rollout);
+      this.moved.emit("transition", { rollout, from });
+      throw asRolloutFailure(err, "store");
+    }
     this.moved.emit("transition", { rollout, from });
   }
 }

@@ -78,23 +78,15 @@ async function runHarness(r: Rollout, deps: StageDeps, signal: AbortSignal, time
   }
 }
 
-/** POSTRUN: evaluation (in a fresh sandbox when asked) while the trajectory is rebuilt. */
-export async function postrunStage(r: Rollout, spec: RuntimeSpec, deps: StageDeps): Promise<ScoredOutcome> {
+/** POSTRUN: evaluation (the evaluator takes its own fresh sandbox) while the trajectory is rebuilt. */
+export async function postrunStage(r: Rollout, deps: StageDeps): Promise<ScoredOutcome> {
   const signal = r.abort.signal;
   const evaluation = async (): Promise<Evaluation> => {
     // An agent timeout is the agent's outcome: reward 0, nothing to score.
     if (r.agentTimedOut) return { reward: 0, detail: { skipped: "agent_timeout" } };
-    if (deps.evaluator.wantsFreshSandbox(r.request)) {
-      let t0 = performance.now();
-      r.evalSandbox = await named("sandbox_start", () => deps.pool.take(spec, { rollout_id: r.id }, signal));
-      r.timing.eval_container_start_ms = since(t0);
-      t0 = performance.now();
-      await named("prepare", () => deps.preparer.prepare(r.evalSandbox!, spec.prepare, signal));
-      r.timing.eval_prepare_ms = since(t0);
-    }
     const t0 = performance.now();
     const ev = await named("evaluator", () =>
-      deps.evaluator.evaluate({ rolloutId: r.id, request: r.request, agentSandbox: r.sandbox!, evalSandbox: r.evalSandbox ?? null, harness: r.outcome!, signal }),
+      deps.evaluator.evaluate({ rolloutId: r.id, request: r.request, agentSandbox: r.sandbox!, harness: r.outcome!, signal }),
     );
     r.timing.eval_ms = since(t0);
     if (!Number.isFinite(ev.reward)) throw new RolloutFailure("evaluator", `the evaluator returned reward ${ev.reward}`);

@@ -1,10 +1,13 @@
 // Why: a rollout's lifecycle is an explicit state machine; its states and every allowed move
 // are data here, checked by the one function that changes a rollout's state (rollout.ts).
+import { NODE_ROLLOUT_STATES } from "../../protocol/node-link.ts";
+import { ROLLOUT_RESULT_STATUSES } from "../../protocol/rollout.ts";
 
-export const ROLLOUT_STATES = ["QUEUED", "INIT", "READY", "RUN", "POSTRUN", "COMPLETED", "ERROR", "TIMEOUT", "CANCELLED"] as const;
+/** The stages, then how it ended: the words the link reports and a result's status on every hop. */
+export const ROLLOUT_STATES = NODE_ROLLOUT_STATES;
 export type RolloutState = (typeof ROLLOUT_STATES)[number];
 
-export const TERMINAL_STATES = ["COMPLETED", "ERROR", "TIMEOUT", "CANCELLED"] as const satisfies readonly RolloutState[];
+export const TERMINAL_STATES = ROLLOUT_RESULT_STATUSES satisfies readonly RolloutState[];
 export type TerminalState = (typeof TERMINAL_STATES)[number];
 
 /** Every failure exit a live state has: infrastructure error, task timeout, cancellation. */

@@ -3,12 +3,13 @@
 // session has stopped, and one TaskResult handed on when the task ends. Live tasks are held in
 // memory; finished ones are read back from the store, so they answer after a restart and cost
 // no memory until they are pruned.
+import { isStoreError, type StoreHealth } from "../store/store-health.ts";
 import { randomBytes } from "node:crypto";
-import { SessionResult, TASK_ID_PATTERN, TaskRequest, type TaskResult, type TaskStatus } from "../../protocol/rollout.ts";
+import { SessionResult, TASK_ID_PATTERN, TaskRequest, type TaskResult, type TaskStatus, type TaskStatusWord } from "../../protocol/rollout.ts";
 import type { SubmitOutcome } from "../../lib/rollout-api/port.ts";
 import type { AcceptedTask } from "../../lib/rollout-api/submission.ts";
 import { isUsableResult, taskStatus, type TaskPhase } from "../../lib/rollout-api/task-status.ts";
-import { builderStrategy, harnessKind, type HarnessKind } from "../../protocol/harness-names.ts";
+import { resolveNames, type HarnessKind } from "../../protocol/harness-names.ts";
 import type { Strategy } from "../../protocol/trace.ts";
 import type { RolloutsRepo } from "../store/rollouts-repo.ts";
 import type { Pipeline } from "./pipeline.ts";
@@ -39,6 +40,8 @@ interface LiveTask {
 
 export interface TaskBookDeps {
   store: RolloutsRepo;
+  /** Told of every store write that failed: a task is then refused (503), and a finishing one still ends. */
+  storeHealth?: StoreHealth;
   pipeline: Pipeline;
   /** Called once per finished task, after its final status is stored. */
   onTaskDone(result: TaskResult, request: TaskRequest): void;
@@ -67,7 +70,12 @@ function liveTask(task: AcceptedTask, rolloutIds: string[], results: SessionResu
 export class TaskBook {
   private readonly live = new Map<string, LiveTask>();
 
-  constructor(private readonly deps: TaskBookDeps) {}
+  /** Ended tasks whose end the store could not record yet. */
+  private readonly unsaved = new Map<string, { entry: LiveTask; final: "completed" | "cancelled" }>();
+
+  constructor(private readonly deps: TaskBookDeps) {
+    deps.storeHealth?.onRecovered(() => void this.storeUnsaved().catch(() => undefined));
+  }
 
   /** Reloads the tasks still open in the store (after a restart every rollout of theirs has a result). */
   async load(): Promise<void> {
@@ -76,7 +84,13 @@ export class TaskBook {
       const rollouts = await this.deps.store.rolloutsOf(row.taskId);
       const results = (await this.deps.store.results(row.taskId)).map((r) => SessionResult.parse(r));
       const request = TaskRequest.parse(row.request);
-      const task = { request, harness: harnessKind(request.agent.harness) ?? "mini", strategy: builderStrategy(request.builder.strategy) ?? "per-call" };
+      const names = resolveNames(request.agent.harness, request.builder.strategy);
+      if (!names.ok) {
+        // Stored by a Polar that knew more names: this one cannot run it, and never runs it as another.
+        await this.deps.store.setTaskStatus(row.taskId, "failed", true);
+        continue;
+      }
+      const task = { request, harness: names.harness, strategy: names.strategy };
       // After a restart every rollout has a result (recovery stored the unfinished ones): none is fed again.
       const entry = liveTask(task, rollouts.map((r) => r.id), results, row.status === "cancelling" ? "cancelling" : "running", rollouts.length);
       this.live.set(row.taskId, entry);
@@ -96,14 +110,16 @@ export class TaskBook {
     try {
       await this.deps.store.createTask(
         request.task_id,
-        request as Record<string, unknown>,
+        request,
         ids.map((id, sampleIndex) => ({ id, sampleIndex, priority: request.dispatch_priority })),
       );
     } catch (err) {
       // Nothing was stored: nothing stays in memory either.
       this.live.delete(request.task_id);
       entry.end();
-      throw err;
+      if (!this.deps.storeHealth || !isStoreError(err)) throw err;
+      const failure = this.deps.storeHealth.failed(err, "storing a submitted task", { task_id: request.task_id });
+      return { accepted: false, status: 503, detail: `the node's store cannot write (${failure.description}); no task is taken until it can` };
     }
     this.deps.onTaskSubmitted?.(request, ids);
     this.feed(request.task_id, entry);
@@ -131,7 +147,7 @@ export class TaskBook {
     if (!entry) return this.status(taskId);
     if (entry.phase === "running") {
       entry.phase = "cancelling";
-      await this.deps.store.setTaskStatus(taskId, "cancelling", false);
+      await this.storeStatus(taskId, "cancelling", false);
       this.stopAll(taskId, entry, "cancelled");
     }
     await entry.ended;
@@ -141,6 +157,9 @@ export class TaskBook {
   async status(taskId: string): Promise<TaskStatus | undefined> {
     const entry = this.live.get(taskId);
     if (entry) return view(taskId, entry.phase, entry.rolloutIds.length, entry.results);
+    const unsaved = this.unsaved.get(taskId);
+    // As a stored row reads: every session ended is `completed`; a cancelled task stays cancelled.
+    if (unsaved) return view(taskId, unsaved.final === "cancelled" ? "cancelled" : "running", unsaved.entry.rolloutIds.length, unsaved.entry.results);
     if (!isApiTask(taskId)) return undefined;
     const row = await this.deps.store.task(taskId);
     if (!row) return undefined;
@@ -174,11 +193,39 @@ export class TaskBook {
     while (entry.fed < entry.rolloutIds.length) this.deps.pipeline.stop(this.start(taskId, entry), reason);
   }
 
+  /** A task's status in the store; a failing store is reported and the task moves on in memory (false). */
+  private async storeStatus(taskId: string, status: TaskStatusWord, finished: boolean): Promise<boolean> {
+    try {
+      await this.deps.store.setTaskStatus(taskId, status, finished);
+      return true;
+    } catch (err) {
+      if (!this.deps.storeHealth || !isStoreError(err)) throw err;
+      this.deps.storeHealth.failed(err, `marking a task ${status}`, { task_id: taskId });
+      return false;
+    }
+  }
+
+  /** Ended tasks the store could not record, written once it can (their results again, then their status). */
+  private async storeUnsaved(): Promise<void> {
+    for (const [taskId, { entry, final }] of this.unsaved) {
+      try {
+        for (const r of entry.results) await this.deps.store.saveResult(r.session_id, taskId, r.status, r);
+        await this.deps.store.setTaskStatus(taskId, final, true);
+        this.unsaved.delete(taskId);
+      } catch (err) {
+        if (!isStoreError(err)) throw err;
+        this.deps.storeHealth?.failed(err, "storing a task that ended while the store was failing", { task_id: taskId });
+        return;
+      }
+    }
+  }
+
   private async maybeDone(taskId: string, entry: LiveTask): Promise<void> {
     if (entry.results.length < entry.rolloutIds.length || entry.ending) return;
     entry.ending = true;
     const final = entry.phase === "cancelling" ? "cancelled" : "completed";
-    await this.deps.store.setTaskStatus(taskId, final, true);
+    // Not stored (a full disk): kept here, readable, until the store can take it.
+    if (!(await this.storeStatus(taskId, final, true))) this.unsaved.set(taskId, { entry, final });
     this.live.delete(taskId);
     entry.end();
     const kept = final === "cancelled" ? entry.results.filter(finishedBeforeCancel) : entry.results;

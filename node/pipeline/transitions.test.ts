@@ -8,7 +8,8 @@ import { announceTransitions, newNodeEvents, type NodeEvents } from "../events.t
 import { openNodeStore, type OpenedStore } from "../store/db.ts";
 import { RolloutsRepo } from "../store/rollouts-repo.ts";
 import { newRollout, RolloutTransitions } from "./rollout.ts";
-import { testNode, type TestNode } from "./testing/harness.ts";
+import { testNode, type TestNode } from "../../test/support/pipeline/harness.ts";
+import { TaskRequest } from "../../protocol/rollout.ts";
 
 let store: OpenedStore | undefined;
 let node: TestNode | undefined;
@@ -24,8 +25,8 @@ describe("rollout transitions", () => {
     const repo = new RolloutsRepo(store.db);
     const reported: { event: string; message: string }[] = [];
     const transitions = new RolloutTransitions(repo, (event, err) => void reported.push({ event, message: (err as Error).message }));
-    const request = { task_id: "t", instruction: "x", agent: { harness: "mini" } } as never;
-    await repo.createTask("t", {}, [{ id: "ses_1", sampleIndex: 0, priority: 0 }]);
+    const request = TaskRequest.parse({ task_id: "t", instruction: "x", agent: { harness: "mini" } });
+    await repo.createTask("t", request, [{ id: "ses_1", sampleIndex: 0, priority: 0 }]);
     const rollout = newRollout({ id: "ses_1", taskId: "t", sampleIndex: 0, request, harness: "mini", strategy: "per-call" });
     const heard: string[] = [];
     transitions.onTransition(() => {

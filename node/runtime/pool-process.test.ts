@@ -5,9 +5,9 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findBwrap } from "./bwrap.ts";
+import { findBwrap } from "./process/bwrap.ts";
 import { createSandboxPool, poolKey } from "./pool.ts";
-import { createProcessRuntime } from "./process.ts";
+import { createProcessRuntime } from "./process/process.ts";
 import { RuntimeSpec, type PoolEvent } from "./types.ts";
 
 const root = await mkdtemp(join(tmpdir(), "polar-pool-process-"));

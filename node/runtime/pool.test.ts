@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { containerName } from "./docker-config.ts";
-import { BUSYBOX, containersOf, dockerForTests, expectNoContainers, testNodeId } from "./docker-test-env.ts";
-import { createDockerRuntime } from "./docker.ts";
+import { containerName } from "./docker/docker-config.ts";
+import { BUSYBOX, containersOf, dockerForTests, expectNoContainers, testNodeId } from "../../test/support/runtime/docker-test-env.ts";
+import { createDockerRuntime } from "./docker/docker.ts";
 import { createSandboxPool, poolKey, type PoolOptions } from "./pool.ts";
 import { RuntimeSpec, type PoolEvent, type SandboxRuntime } from "./types.ts";
 

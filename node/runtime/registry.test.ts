@@ -65,7 +65,7 @@ describe("runtime registry", () => {
 
   test("a process runtime allowed to run without bwrap warns once per process, however many sandboxes it creates", () => {
     const run = bunEval(`
-      const { createProcessRuntime } = await import("./node/runtime/process.ts");
+      const { createProcessRuntime } = await import("./node/runtime/process/process.ts");
       const runtime = createProcessRuntime({ bwrap: null });
       for (let i = 0; i < 4; i++) {
         const sandbox = await runtime.create({ spec: { image: "any", workdir: "/work", env: {}, network: "none", cap_add: [], prepare: [] }, labels: { node_id: "warn-test-" + process.pid, rollout_id: "r" + i } });

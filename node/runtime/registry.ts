@@ -9,6 +9,9 @@ import { RUNTIME_BACKENDS, type RuntimeBackend, type SandboxRuntime } from "./ty
 
 export { RUNTIME_BACKENDS, type RuntimeBackend };
 
+/** The runtime of `polar node`, `demo`, `generate` and `tasks import` when none is named (needs only bwrap). */
+export const DEFAULT_RUNTIME: RuntimeBackend = "process";
+
 export interface OpenRuntimeOptions {
   /** What requests may ask of a sandbox (host paths, network, capabilities); the runtime's default otherwise. */
   policy?: SandboxPolicy;
@@ -47,7 +50,7 @@ const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
   process: {
     summary: "process (each sandbox under bwrap on this host)",
     async open(options) {
-      const [{ createProcessRuntime }, { findBwrap }] = await Promise.all([import("./process.ts"), import("./bwrap.ts")]);
+      const [{ createProcessRuntime }, { findBwrap }] = await Promise.all([import("./process/process.ts"), import("./process/bwrap.ts")]);
       const bwrap = findBwrap();
       if (bwrap === null && !options.allowUnisolated) {
         throw new PolarError("bad_request", `the process runtime needs bwrap, which is not installed: ${BWRAP_HINT}; or use --runtime docker`);
@@ -62,10 +65,10 @@ const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
   docker: {
     summary: "docker (a Docker engine at DOCKER_HOST or the default socket)",
     async open(options) {
-      const { probeDocker } = await import("./docker-probe.ts");
+      const { probeDocker } = await import("./docker/docker-probe.ts");
       const probe = await probeDocker(options.images ?? []);
       if (!probe.ok) throw new PolarError("bad_request", `the docker runtime cannot start: ${probe.reason}`);
-      const { createDockerRuntime } = await import("./docker.ts");
+      const { createDockerRuntime } = await import("./docker/docker.ts");
       return createDockerRuntime({ docker: probe.docker, ...(options.policy ? { policy: options.policy } : {}), ...(options.limits ? { limits: options.limits } : {}) });
     },
   },

@@ -1,6 +1,8 @@
 // Why: what a node owes its coordinator survives restarts: every assigned rollout and whether
 // its result was acknowledged; unacknowledged results are sent again after each reconnect.
 import { eq, isNull } from "drizzle-orm";
+import type { SessionResult } from "../../protocol/rollout.ts";
+import type { RolloutState } from "../pipeline/states.ts";
 import type { NodeDb } from "./db.ts";
 import { coordinatorAssignments, rolloutResults, rollouts } from "./schema.ts";
 
@@ -8,9 +10,9 @@ export type AssignmentRow = typeof coordinatorAssignments.$inferSelect;
 
 export interface OwedAssignment extends AssignmentRow {
   /** The node-side state of the rollout. */
-  state: string;
+  state: RolloutState;
   /** Its stored SessionResult, once it has one. */
-  result: Record<string, unknown> | null;
+  result: SessionResult | null;
 }
 
 export class AssignmentsRepo {

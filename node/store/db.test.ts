@@ -16,6 +16,7 @@ import { openNodeStore } from "./db.ts";
 import { RolloutsRepo } from "./rollouts-repo.ts";
 import * as schema from "./schema.ts";
 import { SessionsRepo } from "./sessions-repo.ts";
+import { SessionResult, TaskRequest } from "../../protocol/rollout.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -52,6 +53,9 @@ function call(sessionId: string, seq: number, promptIds: number[]): RecordedCall
   };
 }
 
+const oldRequest = TaskRequest.parse({ task_id: "t1", instruction: "x", agent: { harness: "mini" } });
+const oldResult = SessionResult.parse({ session_id: "r1", task_id: "t1", status: "COMPLETED", trajectory: { status: "COMPLETED", traces: [] }, metadata: { reward: 1 } });
+
 describe("node store on bun:sqlite", () => {
   test("a database the node wrote through @libsql/client opens and reads back; new calls extend its old ones", async () => {
     const path = tempDb();
@@ -70,9 +74,9 @@ describe("node store on bun:sqlite", () => {
       await migrate(old, { migrationsFolder: resolve(import.meta.dir, "../../migrations/node") });
       await old.insert(schema.sessions).values({ id: "ses_old", tokenHash: "h", metadata: { rollout_id: "r1" }, createdAt: "2026-12-01T00:00:00.000Z" });
       for (const row of rows) await old.insert(schema.calls).values(row);
-      await old.insert(schema.rolloutTasks).values({ taskId: "t1", request: { task_id: "t1" }, status: "completed", createdAt: "c", finishedAt: "f" });
+      await old.insert(schema.rolloutTasks).values({ taskId: "t1", request: oldRequest, status: "completed", createdAt: "c", finishedAt: "f" });
       await old.insert(schema.rollouts).values({ id: "r1", taskId: "t1", sampleIndex: 0, state: "COMPLETED", priority: 0, createdAt: "c", updatedAt: "u", gatewaySessionId: "ses_old" });
-      await old.insert(schema.rolloutResults).values({ rolloutId: "r1", taskId: "t1", status: "COMPLETED", result: { session_id: "r1", reward: 1 }, createdAt: "c" });
+      await old.insert(schema.rolloutResults).values({ rolloutId: "r1", taskId: "t1", status: "COMPLETED", result: oldResult, createdAt: "c" });
       client.close();
     }
 
@@ -82,7 +86,7 @@ describe("node store on bun:sqlite", () => {
     expect(await calls.list("ses_old")).toEqual(recorded);
     expect(await new SessionsRepo(store.db).get("ses_old")).toEqual({ id: "ses_old", metadata: { rollout_id: "r1" }, createdAt: "2026-12-01T00:00:00.000Z", closedAt: null });
     const rollouts = new RolloutsRepo(store.db);
-    expect(await rollouts.results("t1")).toEqual([{ session_id: "r1", reward: 1 }]);
+    expect(await rollouts.results("t1")).toEqual([oldResult]);
     expect((await rollouts.rolloutsOf("t1")).map((r) => [r.id, r.state, r.gatewaySessionId])).toEqual([["r1", "COMPLETED", "ses_old"]]);
 
     // The next call of the old session is stored against its last call (prompt and messages).

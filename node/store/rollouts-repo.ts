@@ -3,9 +3,9 @@
 import { and, asc, eq, inArray, isNotNull, lt, notInArray, sql } from "drizzle-orm";
 import type { Statement } from "../../lib/sqlite.ts";
 import type { NodeDb } from "./db.ts";
+import type { SessionResult, SessionResultStatus, TaskRequest, TaskStatusWord } from "../../protocol/rollout.ts";
+import { TERMINAL_STATES, type RolloutState } from "../pipeline/states.ts";
 import { coordinatorAssignments, rolloutEvents, rolloutResults, rollouts, rolloutTasks } from "./schema.ts";
-
-const TERMINAL = ["COMPLETED", "ERROR", "TIMEOUT", "CANCELLED"];
 
 export interface NewRollout {
   id: string;
@@ -17,14 +17,14 @@ export interface RolloutRow {
   id: string;
   taskId: string;
   sampleIndex: number;
-  state: string;
+  state: RolloutState;
   gatewaySessionId: string | null;
 }
 
 export interface TaskRow {
   taskId: string;
-  request: Record<string, unknown>;
-  status: string;
+  request: TaskRequest;
+  status: TaskStatusWord;
   createdAt: string;
   finishedAt: string | null;
   callbackDoneAt: string | null;
@@ -46,7 +46,7 @@ export class RolloutsRepo {
    * task of the same id is kept, not replaced: it moves to `<id>#<created_at>` with its rollouts
    * and results (ids with `#` are never rollout-API ids), and is pruned with the others.
    */
-  async createTask(taskId: string, request: Record<string, unknown>, items: NewRollout[]): Promise<void> {
+  async createTask(taskId: string, request: TaskRequest, items: NewRollout[]): Promise<void> {
     const now = new Date().toISOString();
     const earlier = await this.task(taskId);
     const statements: Statement[] = [
@@ -91,7 +91,7 @@ export class RolloutsRepo {
     return Number(row?.n ?? 0);
   }
 
-  async recordTransition(rolloutId: string, seq: number, from: string, to: string, at: string, detail?: Record<string, unknown>): Promise<void> {
+  async recordTransition(rolloutId: string, seq: number, from: RolloutState, to: RolloutState, at: string, detail?: Record<string, unknown>): Promise<void> {
     await this.db.batch([
       this.db.update(rollouts).set({ state: to, updatedAt: at }).where(eq(rollouts.id, rolloutId)),
       this.db.insert(rolloutEvents).values({ rolloutId, seq, fromState: from, toState: to, at, detail: detail ?? null }),
@@ -102,14 +102,14 @@ export class RolloutsRepo {
     await this.db.update(rollouts).set({ gatewaySessionId: sessionId }).where(eq(rollouts.id, rolloutId));
   }
 
-  async saveResult(rolloutId: string, taskId: string, status: string, result: Record<string, unknown>): Promise<void> {
+  async saveResult(rolloutId: string, taskId: string, status: SessionResultStatus, result: SessionResult): Promise<void> {
     await this.db
       .insert(rolloutResults)
       .values({ rolloutId, taskId, status, result, createdAt: new Date().toISOString() })
       .onConflictDoUpdate({ target: rolloutResults.rolloutId, set: { status, result } });
   }
 
-  async setTaskStatus(taskId: string, status: string, finished: boolean): Promise<void> {
+  async setTaskStatus(taskId: string, status: TaskStatusWord, finished: boolean): Promise<void> {
     await this.db
       .update(rolloutTasks)
       .set({ status, ...(finished ? { finishedAt: new Date().toISOString() } : {}) })
@@ -122,7 +122,7 @@ export class RolloutsRepo {
 
   /** Rollouts not in a terminal state: what a restarted node must account for. */
   async unfinishedRollouts(): Promise<RolloutRow[]> {
-    const rows = await this.db.select().from(rollouts).where(notInArray(rollouts.state, TERMINAL));
+    const rows = await this.db.select().from(rollouts).where(notInArray(rollouts.state, [...TERMINAL_STATES]));
     return rows.map(toRolloutRow);
   }
 
@@ -137,7 +137,7 @@ export class RolloutsRepo {
   }
 
   /** Tasks whose status is one of `statuses`. */
-  async tasksIn(statuses: string[]): Promise<TaskRow[]> {
+  async tasksIn(statuses: TaskStatusWord[]): Promise<TaskRow[]> {
     return this.db.select().from(rolloutTasks).where(inArray(rolloutTasks.status, statuses));
   }
 
@@ -147,12 +147,12 @@ export class RolloutsRepo {
     return rows.filter((t) => t.finishedAt !== null && t.callbackDoneAt === null);
   }
 
-  async results(taskId: string): Promise<Record<string, unknown>[]> {
+  async results(taskId: string): Promise<SessionResult[]> {
     const rows = await this.db.select().from(rolloutResults).where(eq(rolloutResults.taskId, taskId)).orderBy(asc(rolloutResults.createdAt));
     return rows.map((r) => r.result);
   }
 
-  async result(rolloutId: string): Promise<Record<string, unknown> | undefined> {
+  async result(rolloutId: string): Promise<SessionResult | undefined> {
     const found = await this.db.select().from(rolloutResults).where(eq(rolloutResults.rolloutId, rolloutId)).limit(1);
     return found[0]?.result;
   }

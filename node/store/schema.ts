@@ -1,6 +1,8 @@
 // Why: the node's durable record of gateway sessions and every LLM call they made; drizzle
 // tables here are the single source for the committed migrations in migrations/node/.
 import { blob, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { SESSION_RESULT_STATUSES, TASK_STATUSES, type SessionResult, type TaskRequest } from "../../protocol/rollout.ts";
+import { ROLLOUT_STATES } from "../pipeline/states.ts";
 
 export const sessions = sqliteTable("sessions", {
   id: text("id").primaryKey(),
@@ -51,8 +53,8 @@ export const calls = sqliteTable(
 export const rolloutTasks = sqliteTable("rollout_tasks", {
   taskId: text("task_id").primaryKey(),
   /** The parsed TaskRequest. */
-  request: text("request", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-  status: text("status").notNull(),
+  request: text("request", { mode: "json" }).$type<TaskRequest>().notNull(),
+  status: text("status", { enum: TASK_STATUSES }).notNull(),
   createdAt: text("created_at").notNull(),
   finishedAt: text("finished_at"),
   /** Set once the TaskResult reached its callback_url (or gave up). */
@@ -66,7 +68,7 @@ export const rollouts = sqliteTable("rollouts", {
     .notNull()
     .references(() => rolloutTasks.taskId, { onDelete: "cascade" }),
   sampleIndex: integer("sample_index").notNull(),
-  state: text("state").notNull(),
+  state: text("state", { enum: ROLLOUT_STATES }).notNull(),
   priority: integer("priority").notNull(),
   /** The gateway session that recorded its calls, once RUN opened one. */
   gatewaySessionId: text("gateway_session_id"),
@@ -96,8 +98,8 @@ export const rolloutResults = sqliteTable("rollout_results", {
     .primaryKey()
     .references(() => rollouts.id, { onDelete: "cascade" }),
   taskId: text("task_id").notNull(),
-  status: text("status").notNull(),
-  result: text("result", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  status: text("status", { enum: SESSION_RESULT_STATUSES }).notNull(),
+  result: text("result", { mode: "json" }).$type<SessionResult>().notNull(),
   createdAt: text("created_at").notNull(),
 });
 

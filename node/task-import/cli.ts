@@ -4,16 +4,16 @@
 import { randomBytes } from "node:crypto";
 import { renameSync, writeFileSync } from "node:fs";
 import { type FlagSpecs, UsageError, intFlag, oneOf, parseFlags, stringFlag } from "../../lib/cli-args.ts";
-import { openRuntime, RUNTIME_BACKENDS } from "../runtime/registry.ts";
+import { DEFAULT_RUNTIME, openRuntime, RUNTIME_BACKENDS, runtimeChoices } from "../runtime/registry.ts";
 import { runtimeSource } from "../eval/sandbox-source.ts";
 import { DEFAULT_ID_PREFIX, importExercises, type ImportResult } from "./exercism-import.ts";
 import { readExercises } from "./exercism-layout.ts";
 
-const USAGE = "usage: polar tasks import exercism FILE|DIR [--out tasks.jsonl] [--runtime process|docker] [--concurrency 2] [--only slugs] [--id-prefix P] [--no-wrong-variants] [--json]";
+const USAGE = `usage: polar tasks import exercism FILE|DIR [--out tasks.jsonl] [--runtime ${RUNTIME_BACKENDS.join("|")}] [--concurrency 2] [--only slugs] [--id-prefix P] [--no-wrong-variants] [--json]`;
 const SUMMARY = "Exercism Python exercises (a bundle of {slug, files} lines, one exercise folder or a folder of them) → a Polar task file";
 const FLAGS: FlagSpecs = {
   out: { type: "string", help: "task file to write (default: JSONL on stdout, progress on stderr)" },
-  runtime: { type: "string", help: `sandbox runtime the tests run in to find FAIL_TO_PASS / PASS_TO_PASS: ${RUNTIME_BACKENDS.join(" | ")}`, default: "process" },
+  runtime: { type: "string", help: `sandbox runtime the tests run in to find FAIL_TO_PASS / PASS_TO_PASS: ${runtimeChoices()}`, default: DEFAULT_RUNTIME },
   concurrency: { type: "string", help: "exercises imported at once (one sandbox each)", default: "2" },
   only: { type: "string", help: "comma-separated slugs to import (default: all)" },
   "id-prefix": { type: "string", help: "task id prefix", default: DEFAULT_ID_PREFIX },
@@ -32,7 +32,7 @@ async function importExercism(argv: string[]): Promise<void> {
   if (!path || path.startsWith("-")) throw new UsageError(USAGE);
   const values = parseFlags("tasks import exercism", SUMMARY, FLAGS, argv.slice(1));
   if (!values) return;
-  const backend = oneOf(values, "runtime", RUNTIME_BACKENDS) ?? "process";
+  const backend = oneOf(values, "runtime", RUNTIME_BACKENDS) ?? DEFAULT_RUNTIME;
   const only = stringFlag(values, "only")?.split(",").map((s) => s.trim()).filter(Boolean);
   const out = stringFlag(values, "out");
   const json = values.json === true;
@@ -65,7 +65,7 @@ async function importExercism(argv: string[]): Promise<void> {
       renameSync(partial, out);
     } else process.stdout.write(text);
     const skipped = results.length - tasks.length;
-    log(`${tasks.length}/${results.length} exercises imported${skipped ? `, ${skipped} skipped (reasons above)` : ""}${out ? ` → ${out}` : ""}; check them with: polar tasks validate ${out ?? "FILE"} --runtime process|docker`);
+    log(`${tasks.length}/${results.length} exercises imported${skipped ? `, ${skipped} skipped (reasons above)` : ""}${out ? ` → ${out}` : ""}; check them with: polar tasks validate ${out ?? "FILE"} --runtime ${backend}`);
     if (tasks.length === 0) process.exitCode = 1;
   } finally {
     await runtime.removeLeftovers(nodeId).catch(() => undefined);

@@ -7,9 +7,9 @@ import { AdminErrorBody } from "../../protocol/errors.ts";
 import { TrajectoryResult } from "../../protocol/trace.ts";
 import { startStack, type Stack } from "../../test/helpers/stack.ts";
 import { rebuild } from "./index.ts";
-import { expectFaithfulMerge } from "./testing/faithfulness.ts";
-import { GatewayAgent, loopScript } from "./testing/gateway-agent.ts";
-import { qwen3Tokenizer } from "./testing/qwen3.ts";
+import { expectFaithfulMerge } from "../../test/support/trajectory/faithfulness.ts";
+import { GatewayAgent, loopScript } from "../../test/support/trajectory/gateway-agent.ts";
+import { qwen3Tokenizer } from "../../test/support/trajectory/qwen3.ts";
 
 const tokenizer = qwen3Tokenizer();
 /** Servers and real HTTP calls: generous, since the default 5 s fails on a busy machine. */

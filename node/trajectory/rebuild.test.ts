@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import type { RecordedCall } from "../../protocol/calls.ts";
 import { TrajectoryResult } from "../../protocol/trace.ts";
 import { rebuild, STRATEGIES } from "./index.ts";
-import { expectEqualsLastCall, expectFaithfulMerge } from "./testing/faithfulness.ts";
-import { QWEN3_EOS, qwen3Tokenizer, ScriptedSession } from "./testing/qwen3.ts";
-import * as scenario from "./testing/scenarios.ts";
+import { expectEqualsLastCall, expectFaithfulMerge } from "../../test/support/trajectory/faithfulness.ts";
+import { QWEN3_EOS, qwen3Tokenizer, ScriptedSession } from "../../test/support/trajectory/qwen3.ts";
+import * as scenario from "../../test/support/trajectory/scenarios.ts";
 
 const tokenizer = qwen3Tokenizer();
 const MERGES = ["prefix-merge", "template-aware"] as const;

@@ -4,6 +4,7 @@ import type { RecordedCall } from "../../protocol/calls.ts";
 import {
   NORMALISATION_KINDS,
   SPLIT_CAUSES,
+  type NormalisationKind,
   type SessionTrajectoryStats,
   type SplitCounts,
   type Strategy,
@@ -40,9 +41,33 @@ function buildTraces(
   strategy: Strategy,
   options: RebuildOptions,
 ): { builders: TraceBuilder[]; splits: TraceSplit[] } {
-  if (strategy === "per-call") return { builders: perCallTraces(calls), splits: [] };
   const volatilePatterns = options.volatilePatterns ?? DEFAULT_VOLATILE_PATTERNS;
-  if (strategy === "retokenize") return { builders: retokenizeTrace(calls, options.tokenizer, volatilePatterns), splits: [] };
+  switch (strategy) {
+    case "per-call":
+      return { builders: perCallTraces(calls), splits: [] };
+    case "retokenize":
+      return { builders: retokenizeTrace(calls, options.tokenizer, volatilePatterns), splits: [] };
+    case "prefix-merge":
+      return mergeWith(calls, strategy, new Set(), options, volatilePatterns);
+    case "template-aware":
+      return mergeWith(calls, strategy, new Set(NORMALISATION_KINDS), options, volatilePatterns);
+    default:
+      return unknownStrategy(strategy);
+  }
+}
+
+/** A strategy added to STRATEGIES without a case above fails to compile here. */
+function unknownStrategy(strategy: never): never {
+  throw new Error(`no trace builder for strategy ${String(strategy)}`);
+}
+
+function mergeWith(
+  calls: readonly TokenCall[],
+  strategy: "prefix-merge" | "template-aware",
+  allowed: ReadonlySet<NormalisationKind>,
+  options: RebuildOptions,
+  volatilePatterns: readonly (RegExp | string)[],
+): { builders: TraceBuilder[]; splits: TraceSplit[] } {
   const { tokenizer } = options;
   const ctx: AlignmentContext = {
     decode: (ids) => tokenizer.decode(ids),
@@ -54,7 +79,7 @@ function buildTraces(
     calls,
     {
       strategy,
-      allowed: new Set(strategy === "template-aware" ? NORMALISATION_KINDS : []),
+      allowed,
       maxOpenTraces: options.maxOpenTraces ?? DEFAULT_MAX_OPEN_TRACES,
       maxContextDrift: options.maxContextDrift ?? Number.POSITIVE_INFINITY,
     },

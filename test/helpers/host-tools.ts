@@ -7,7 +7,7 @@
 import { test } from "bun:test";
 import { mkdirSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
-import { hostPidsCgroupParent } from "../../node/runtime/pids-cgroup.ts";
+import { hostPidsCgroupParent } from "../../node/runtime/process/pids-cgroup.ts";
 
 /** The PATH process sandboxes see (the host's system folders, never a user's pyenv). */
 const SANDBOX_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

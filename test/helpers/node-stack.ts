@@ -8,6 +8,7 @@ import { startMockEngine, type MockEngineOptionsInput, type RunningMockEngine } 
 import { BUNDLED_TASKS_FILE } from "../../node/api/task-catalog.ts";
 import { startNode, type NodeParts, type RunningNode } from "../../node/main.ts";
 import { parseNodeConfig, type NodeConfigInput } from "../../node/node-config.ts";
+import { ROLLOUT_TOKEN, rolloutFetch } from "./rollout-fetch.ts";
 
 export const ADMIN_TOKEN = "e2e-admin-token-0123456789";
 
@@ -23,7 +24,7 @@ export async function startNodeStack(settings: Partial<NodeConfigInput> = {}, pa
   const dir = mkdtempSync(join(tmpdir(), "polar-node-e2e-"));
   const engine = await startMockEngine({ port: 0, tasks: BUNDLED_TASKS_FILE, successProbability: 0.5, ...engineOptions });
   const node = await startNode(
-    parseNodeConfig({ admin_token: ADMIN_TOKEN, port: 0, db: join(dir, "node.db"), node_id: `e2e-${process.pid}-${Date.now()}`, engine: { urls: [engine.url] }, ...settings }),
+    parseNodeConfig({ admin_token: ADMIN_TOKEN, rollout_token: ROLLOUT_TOKEN, port: 0, db: join(dir, "node.db"), node_id: `e2e-${process.pid}-${Date.now()}`, engine: { urls: [engine.url] }, ...settings }),
     parts,
   );
   return {
@@ -38,7 +39,7 @@ export async function startNodeStack(settings: Partial<NodeConfigInput> = {}, pa
 }
 
 export async function submit(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await rolloutFetch(`${url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
   return { status: res.status, json: await res.json() };
 }
 
@@ -46,7 +47,7 @@ export async function submit(url: string, body: unknown): Promise<{ status: numb
 export async function pollTask(url: string, taskId: string, timeoutMs = 180_000): Promise<TaskStatus> {
   const t0 = Date.now();
   for (;;) {
-    const status = TaskStatus.parse(await (await fetch(`${url}/rollout/task/${taskId}`)).json());
+    const status = TaskStatus.parse(await (await rolloutFetch(`${url}/rollout/task/${taskId}`)).json());
     if (status.status !== "running" && status.status !== "cancelling") return status;
     if (Date.now() - t0 > timeoutMs) throw new Error(`task ${taskId} still ${status.status} after ${timeoutMs} ms`);
     await Bun.sleep(200);

@@ -2,7 +2,7 @@
 // them the same way — `bun bin/polar.ts …` with the test tokens, the coordinator's URL read from
 // its first stdout line — and must kill every one of them afterwards, even when a test fails.
 import { join } from "node:path";
-import { TOKENS } from "../../coordinator/testing/cluster.ts";
+import { TOKENS } from "../support/coordinator/cluster.ts";
 
 const POLAR = join(import.meta.dir, "../../bin/polar.ts");
 
@@ -23,7 +23,7 @@ export class PolarProcesses {
       "coordinator",
       ...["--port", String(options.port ?? 0), "--db", options.db],
       ...["--node-grace-ms", String(options.graceMs ?? 1500), "--heartbeat-ms", String(options.heartbeatMs ?? 500)],
-      ...["--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken],
+      ...["--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken, "--rollout-token", TOKENS.rolloutToken],
       ...(options.extra ?? []),
     ], {}, options.stderr ?? "inherit");
     const line = await firstLine(child.stdout as ReadableStream<Uint8Array>);

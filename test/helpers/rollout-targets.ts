@@ -10,8 +10,10 @@ import { BUNDLED_TASKS_FILE } from "../../node/api/task-catalog.ts";
 import { startNode, type RunningNode } from "../../node/main.ts";
 import { parseNodeConfig, type NodeConfigInput } from "../../node/node-config.ts";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.ts";
-import { TOKENS, waitFor } from "../../coordinator/testing/cluster.ts";
+import type { CoordinatorConfigInput } from "../../coordinator/config.ts";
+import { TOKENS, waitFor } from "../support/coordinator/cluster.ts";
 import { ADMIN_TOKEN } from "./node-stack.ts";
+import { ROLLOUT_TOKEN } from "./rollout-fetch.ts";
 
 export type TargetKind = "node" | "coordinator";
 
@@ -29,6 +31,7 @@ export interface RolloutTarget {
 export interface TargetOptions {
   engine?: MockEngineOptionsInput;
   node?: Partial<NodeConfigInput>;
+  coordinator?: Partial<CoordinatorConfigInput>;
   /** The directory of SQLite files (a restarted node reuses it). */
   dir?: string;
 }
@@ -40,10 +43,11 @@ export async function startTarget(kind: TargetKind, options: TargetOptions = {})
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), `polar-api-${kind}-`));
   const engine = await startMockEngine({ port: 0, tasks: BUNDLED_TASKS_FILE, successProbability: 0.5, script: ONE_CALL, ...options.engine });
   const coordinator =
-    kind === "coordinator" ? await startCoordinator({ port: 0, db: join(dir, "coordinator.db"), heartbeatMs: 200, nodeGraceMs: 2_000, tasks: BUNDLED_TASKS_FILE, ...TOKENS }) : undefined;
+    kind === "coordinator" ? await startCoordinator({ port: 0, db: join(dir, "coordinator.db"), heartbeatMs: 200, nodeGraceMs: 2_000, tasks: BUNDLED_TASKS_FILE, ...TOKENS, ...options.coordinator }) : undefined;
   const node = await startNode(
     parseNodeConfig({
       admin_token: ADMIN_TOKEN,
+      rollout_token: ROLLOUT_TOKEN,
       port: 0,
       db: join(dir, "node.db"),
       node_id: `api-${kind}-${process.pid}-${Date.now()}`,

@@ -3,10 +3,10 @@
 // strace to a sandbox (on PATH under bwrap; bind-mounted with its libraries into a container).
 import { realpathSync } from "node:fs";
 import { basename } from "node:path";
-import { findBwrap } from "../../node/runtime/bwrap.ts";
-import { createDockerRuntime } from "../../node/runtime/docker.ts";
-import { probeDocker } from "../../node/runtime/docker-probe.ts";
-import { createProcessRuntime } from "../../node/runtime/process.ts";
+import { findBwrap } from "../../node/runtime/process/bwrap.ts";
+import { createDockerRuntime } from "../../node/runtime/docker/docker.ts";
+import { probeDocker } from "../../node/runtime/docker/docker-probe.ts";
+import { createProcessRuntime } from "../../node/runtime/process/process.ts";
 import { RuntimeSpec, type Mount, type SandboxRuntime } from "../../node/runtime/types.ts";
 
 export interface RuntimeCase {

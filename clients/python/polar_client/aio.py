@@ -18,7 +18,7 @@ import asyncio
 import logging
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Mapping, Optional, Union
+from typing import Any, AsyncIterator, Callable, Mapping, Optional, Union
 
 from . import wire
 from .assembler import GroupAssembler
@@ -88,16 +88,27 @@ class AsyncTrainerClient:
         reconnect_delay: float = 0.2,
         max_reconnect_delay: float = 5.0,
         max_frame_bytes: int = 256 * 1024 * 1024,
+        trainer_secret: Optional[str] = None,
+        on_secret: Optional[Callable[[str], None]] = None,
+        encoding: str = "binary",
     ):
         if not 1 <= len(trainer_id) <= 128:
             raise ValueError("trainer_id must be 1 to 128 characters")
         if window < 1:
             raise ValueError("window must be at least 1")
+        if encoding not in wire.ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(wire.ENCODINGS)}, got {encoding!r}")
+        #: Result frames asked for in the hello: "binary" trace frames (default) or "json"; both are read.
+        self.encoding = encoding
         base = url.rstrip("/")
         if base.startswith("http"):
             base = "ws" + base[len("http") :]
         self.url = f"{base}/v1/trainer"
         self.trainer_id = trainer_id
+        #: The secret proving this trainer id (given from an earlier run, or issued at the first hello;
+        #: kept across reconnects). Keep it, e.g. with `on_secret`, to restart as the same trainer.
+        self.trainer_secret = trainer_secret
+        self._on_secret = on_secret
         self.window = window
         self.auto_ack = auto_ack
         self._token = token
@@ -394,7 +405,7 @@ class AsyncTrainerClient:
             try:
                 async with connect_websocket(self.url, {"authorization": f"Bearer {self._token}"}, self._max_frame_bytes) as ws:
                     self._ws = ws
-                    await ws.send(wire.hello(self.trainer_id))
+                    await ws.send(wire.hello(self.trainer_id, self.trainer_secret, self.encoding))
                     async for raw in ws:
                         await self._on_frame(raw)
                         if self._connected.is_set():
@@ -432,8 +443,10 @@ class AsyncTrainerClient:
 
     def _check_close(self, ws: Any) -> None:
         code = getattr(ws, "close_code", None)
-        if code == 4001:
-            raise PolarClientError("connection_lost", f"another connection with trainer id {self.trainer_id!r} replaced this one")
+        if code == 4003:
+            raise PolarClientError("unauthorized", f"the coordinator refused trainer id {self.trainer_id!r}: its trainer_secret is missing or wrong")
+        if code == 4009:
+            log.warning("trainer id %r is connected elsewhere; retrying", self.trainer_id)
         if code == 1002:
             raise PolarClientError("protocol", "the coordinator closed the stream: protocol version mismatch")
         if code == 1008:
@@ -448,6 +461,10 @@ class AsyncTrainerClient:
         elif isinstance(frame, wire.Welcome):
             if frame.protocol_version != wire.TRAINER_PROTOCOL_VERSION:
                 raise PolarClientError("protocol", f"coordinator speaks trainer protocol {frame.protocol_version}, this client {wire.TRAINER_PROTOCOL_VERSION}")
+            if frame.trainer_secret:
+                self.trainer_secret = frame.trainer_secret
+                if self._on_secret is not None:
+                    self._on_secret(frame.trainer_secret)
             self.policy_version = frame.policy_version
             self._credit_outstanding = 0
             self._connected.set()

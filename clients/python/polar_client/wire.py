@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
 from .errors import PolarClientError
+from .trace_frame import result_frame_object
 from .types import GROUP_STATUSES, REPLACEMENT_EXHAUSTED_REASONS, ROLLOUT_STATUSES, InlineTask, ReplaceFlat, Rollout, Sampling, TaskStat, TaskStats, Trace
 
 TRAINER_PROTOCOL_VERSION = 1
+#: What result frames a trainer may ask for: binary trace frames (token arrays packed) or JSON text.
+ENCODINGS = ("binary", "json")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -28,6 +31,8 @@ class Welcome:
     trainer_id: str
     policy_version: int
     unacked: int
+    #: Issued only at the trainer id's first hello: present it in every later hello.
+    trainer_secret: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -285,13 +290,15 @@ def _group_frame(obj: Mapping[str, Any], kind: str) -> GroupFrame:
 
 
 def parse_frame(data: Union[str, bytes]) -> Frame:
-    """One frame from the coordinator; raises PolarClientError("protocol") for anything else."""
-    if isinstance(data, bytes):
-        raise PolarClientError("protocol", "binary frames are not part of trainer protocol 1")
-    try:
-        obj = json.loads(data)
-    except ValueError as err:
-        raise PolarClientError("protocol", f"frame is not JSON: {err}") from None
+    """One frame from the coordinator (a JSON text frame, or a binary trace frame carrying a result);
+    raises PolarClientError("protocol") for anything else."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        obj: Any = result_frame_object(data)
+    else:
+        try:
+            obj = json.loads(data)
+        except ValueError as err:
+            raise PolarClientError("protocol", f"frame is not JSON: {err}") from None
     obj = _obj(obj, "frame")
     kind = _str(_field(obj, "type", "frame"), "frame.type")
     if kind == "welcome":
@@ -300,6 +307,7 @@ def parse_frame(data: Union[str, bytes]) -> Frame:
             trainer_id=_str(_field(obj, "trainer_id", kind), f"{kind}.trainer_id"),
             policy_version=_int(_field(obj, "policy_version", kind), f"{kind}.policy_version"),
             unacked=_int(_field(obj, "unacked", kind), f"{kind}.unacked"),
+            trainer_secret=_opt_str(obj.get("trainer_secret"), f"{kind}.trainer_secret"),
         )
     if kind == "submitted":
         return SubmittedFrame(
@@ -345,8 +353,13 @@ def _encode(frame: dict[str, Any]) -> str:
     return json.dumps(frame, separators=(",", ":"), allow_nan=False)
 
 
-def hello(trainer_id: str) -> str:
-    return _encode({"type": "hello", "protocol_version": TRAINER_PROTOCOL_VERSION, "trainer_id": trainer_id})
+def hello(trainer_id: str, trainer_secret: Optional[str] = None, encoding: str = "binary") -> str:
+    if encoding not in ENCODINGS:
+        raise ValueError(f"encoding must be one of {', '.join(ENCODINGS)}, got {encoding!r}")
+    frame: dict[str, Any] = {"type": "hello", "protocol_version": TRAINER_PROTOCOL_VERSION, "trainer_id": trainer_id, "encoding": encoding}
+    if trainer_secret:
+        frame["trainer_secret"] = trainer_secret
+    return _encode(frame)
 
 
 def credit(n: int) -> str:

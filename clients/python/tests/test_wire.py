@@ -114,7 +114,7 @@ class EncodeTest(unittest.TestCase):
         self.assertNotIn("replace_flat", plain)
 
     def test_control_frames(self):
-        self.assertEqual(json.loads(wire.hello("tr")), {"type": "hello", "protocol_version": 1, "trainer_id": "tr"})
+        self.assertEqual(json.loads(wire.hello("tr")), {"type": "hello", "protocol_version": 1, "trainer_id": "tr", "encoding": "binary"})
         self.assertEqual(json.loads(wire.ack(["a"])), {"type": "ack", "result_ids": ["a"]})
         self.assertEqual(json.loads(wire.credit(3)), {"type": "credit", "n": 3})
         self.assertEqual(json.loads(wire.resume(2)), {"type": "resume", "version": 2})

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PolarError } from "../../../protocol/errors.ts";
 import { createBackend } from "./index.ts";
 import type { BackendKind, BackendOptionsInput } from "./options.ts";
-import { call, chatRequest } from "./test-support.ts";
+import { call, chatRequest } from "../../../test/support/gateway/backend-fixtures.ts";
 
 /** Stand-in engine: the mock engine never aborts, so this one answers every call as an aborted one. */
 let engine: ReturnType<typeof Bun.serve>;

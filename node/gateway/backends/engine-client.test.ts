@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { PolarError } from "../../../protocol/errors.ts";
 import { startMockEngine } from "../../mock-engine/index.ts";
 import { createBackend } from "./index.ts";
-import { call, chatRequest, refusedUrl } from "./test-support.ts";
+import { call, chatRequest, refusedUrl } from "../../../test/support/gateway/backend-fixtures.ts";
 
 type Engine = Awaited<ReturnType<typeof startMockEngine>>;
 const engines: Engine[] = [];

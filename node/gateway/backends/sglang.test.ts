@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startMockEngine } from "../../mock-engine/index.ts";
 import { getChatTemplate, pivotToTemplateMessages, pivotToTemplateTools } from "../../tokenizer/index.ts";
 import { createBackend } from "./index.ts";
-import { call, chatRequest } from "./test-support.ts";
+import { call, chatRequest } from "../../../test/support/gateway/backend-fixtures.ts";
 
 type Engine = Awaited<ReturnType<typeof startMockEngine>>;
 let w1: Engine;

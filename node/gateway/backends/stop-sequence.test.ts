@@ -7,7 +7,7 @@ import type { PivotRequest } from "../pivot.ts";
 import { createBackend } from "./index.ts";
 import type { BackendKind, BackendOptionsInput } from "./options.ts";
 import { stopSequenceOf } from "./openai-chat.ts";
-import { call, chatRequest } from "./test-support.ts";
+import { call, chatRequest } from "../../../test/support/gateway/backend-fixtures.ts";
 
 type Engine = Awaited<ReturnType<typeof startMockEngine>>;
 const script = { steps: [{ text: "Alpha beta. STOP gamma delta." }] };

@@ -5,7 +5,7 @@ import { startMockEngine } from "../../mock-engine/index.ts";
 import type { PivotMessage } from "../pivot.ts";
 import type { Backend } from "./backend.ts";
 import { createBackend } from "./index.ts";
-import { call, chatRequest, continueConversation } from "./test-support.ts";
+import { call, chatRequest, continueConversation } from "../../../test/support/gateway/backend-fixtures.ts";
 
 type Engine = Awaited<ReturnType<typeof startMockEngine>>;
 let toolLoop: Engine;

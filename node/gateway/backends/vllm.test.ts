@@ -6,7 +6,7 @@ import { startMockEngine } from "../../mock-engine/index.ts";
 import { getTokenizer } from "../../tokenizer/index.ts";
 import { createBackend } from "./index.ts";
 import { toOpenAiMessages } from "./openai-chat.ts";
-import { call, chatRequest, continueConversation } from "./test-support.ts";
+import { call, chatRequest, continueConversation } from "../../../test/support/gateway/backend-fixtures.ts";
 
 let engine: Awaited<ReturnType<typeof startMockEngine>>;
 let small: Awaited<ReturnType<typeof startMockEngine>>;

@@ -6,7 +6,7 @@ import OpenAI from "openai";
 import { PolarError } from "../../../../protocol/errors.ts";
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";
 import { chatDialect } from "./index.ts";
-import { clientAnswering, clientFailing } from "../testing/openai-sdk.ts";
+import { clientAnswering, clientFailing } from "../../../../test/support/gateway/openai-sdk.ts";
 
 const TOOL_TURN: PivotResponse = {
   id: "abc123",

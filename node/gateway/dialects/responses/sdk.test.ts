@@ -7,7 +7,7 @@ import OpenAI from "openai";
 import { PolarError } from "../../../../protocol/errors.ts";
 import type { PivotResponse } from "../../pivot.ts";
 import { responsesDialect } from "./index.ts";
-import { clientAnswering, clientFailing, SSE_HEADERS } from "../testing/openai-sdk.ts";
+import { clientAnswering, clientFailing, SSE_HEADERS } from "../../../../test/support/gateway/openai-sdk.ts";
 
 const TOOL_TURN: PivotResponse = {
   id: "abc123",
