@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { CacheBudget } from "../cache-budget.ts";
-import { chatRequest } from "./backends/test-support.ts";
+import { chatRequest } from "../../test/support/gateway/backend-fixtures.ts";
 import type { PivotMessage, PivotTool } from "./pivot.ts";
 import { SessionMessages } from "./session-messages.ts";
 
