@@ -18,6 +18,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { PURGE_DELAY_ENV, PURGE_DELAY_MS } from "../lib/allocator-options.ts";
 import { agentBody } from "./agent-body.ts";
 import { OUTPUT_TOKENS, vllmAnswer } from "./fake-vllm-answer.ts";
 import { gatewayTargets, targetEnv, type GatewayTarget } from "./gateway-targets.ts";
@@ -149,7 +150,7 @@ async function main(): Promise<void> {
   const started: Array<Omit<Target, "keys">> = [];
   for (const [i, target] of gatewayTargets({ baseline: values.baseline, variant: values.variant }, ROOT).entries()) {
     // Profiled, `polar gateway` does not re-execute itself with its allocator setting (lib/allocator-options.ts): given here.
-    const profiled = i === 0 && profile.length > 0 ? { ...target, env: { MIMALLOC_PURGE_DELAY: "-1", ...target.env } } : target;
+    const profiled = i === 0 && profile.length > 0 ? { ...target, env: { [PURGE_DELAY_ENV]: PURGE_DELAY_MS, ...target.env } } : target;
     started.push(await startGateway(profiled, engine.url, dir, i === 0 ? profile : []));
   }
   const proxyPort = await freePort();

@@ -10,11 +10,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { RecordedCall } from "../protocol/calls.ts";
 import type { EngineClient } from "../node/gateway/backends/engine-client.ts";
 import { VllmBackend } from "../node/gateway/backends/vllm.ts";
 import { chatDialect } from "../node/gateway/dialects/index.ts";
-import { CallsRepo } from "../node/store/calls-repo.ts";
+import { CallsRepo, type CallRecord } from "../node/store/calls-repo.ts";
 import { openNodeStore } from "../node/store/db.ts";
 import { SessionsRepo } from "../node/store/sessions-repo.ts";
 import { agentBody } from "./agent-body.ts";
@@ -74,15 +73,16 @@ async function main(): Promise<void> {
       // (each run its own session, whose previous answer was parsed beforehand).
       const answers = new PromptIdsJson((a) => a);
       answers.shareCacheBudget(new CacheBudget(2 ** 32));
-      for (let i = -50; i < ITERATIONS; i++) answers.parse(`s${i}`, answer);
-      const extended = vllmAnswer(Math.round(text.length / 4) + 40);
+      const bytes = Buffer.from(answer);
+      for (let i = -50; i < ITERATIONS; i++) answers.parse(`s${i}`, bytes);
+      const extended = Buffer.from(vllmAnswer(Math.round(text.length / 4) + 40));
       add("engine answer: PromptIdsJson (prompt extends the previous by 40 ids)", await cpuMs((i) => answers.parse(`s${i}`, extended)));
       const result = await repeat.complete({ request, sessionId: "s", signal });
       add("response: render + JSON.stringify", await cpuMs(() => JSON.stringify(chatDialect.renderResponse(result.response, request))));
       const { row } = await new SessionsRepo(store.db).create({});
       const calls = new CallsRepo(store.db);
       let seq = 0;
-      const recorded = (): RecordedCall => ({
+      const recorded = (): CallRecord => ({
         session_id: row.id,
         seq: seq++,
         dialect: "chat",

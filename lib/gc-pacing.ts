@@ -1,11 +1,11 @@
-// Why: with MIMALLOC_PURGE_DELAY=-1 (allocator-options.ts) the process keeps every page it ever
-// used, so its RSS is the high-water of live data plus garbage not yet collected. A gateway
-// call's 100 KB bodies and token arrays live across the engine call, so JSC's generational
-// collector promotes them and frees them only at a full collection, which it runs rarely while
-// the live heap is small: hundreds of MiB of garbage piled up between two (bench/RESULTS.md,
-// "Gateway memory"). A full collection at most once a second, and only when the heap grew since
-// the last one, keeps that pile — and so the high-water — down for a few percent of the CPU of
-// 100 KB calls; an idle process is never collected.
+// Why: the process's RSS is live data plus garbage not yet collected plus the freed pages the
+// allocator still keeps (a second's worth, allocator-options.ts). A gateway call's bodies live
+// across the engine call, so JSC's generational collector promotes what they hold and frees it
+// only at a full collection, which it runs rarely while the live heap is small: hundreds of MiB
+// of garbage piled up between two (bench/RESULTS.md, "Gateway memory"). A full collection at most
+// once a second, and only when the heap grew since the last one, keeps that pile down for a few
+// percent of the CPU of 100 KB calls (without it: 245 vs 176 MiB peak under gateway-memory.ts's
+// load); an idle process is never collected.
 import { heapSize } from "bun:jsc";
 import { UsageError } from "./cli-args.ts";
 

@@ -9,6 +9,7 @@ import type { PivotRequest, PivotResponse } from "./pivot.ts";
 import type { PolicyGate } from "./policy-gate.ts";
 import { applySamplingPolicy, type SamplingPolicy } from "./sampling-policy.ts";
 import { SeqAllocator } from "./seq-allocator.ts";
+import { SessionMessages } from "./session-messages.ts";
 
 export interface CallInput {
   sessionId: string;
@@ -34,6 +35,7 @@ export interface CommittedCall {
 
 export class CallPath {
   private readonly seqs: SeqAllocator;
+  private readonly messages = new SessionMessages();
 
   constructor(
     private readonly backend: Backend,
@@ -51,6 +53,7 @@ export class CallPath {
   async run(input: CallInput): Promise<PivotResponse> {
     const started = performance.now();
     const startedAt = new Date().toISOString();
+    this.messages.intern(input.sessionId, input.request);
     const request = applySamplingPolicy(input.request, this.sampling);
     const policyVersion = await this.gate.enter(input.signal).catch((err: unknown) => {
       // Hung up while waiting out a pause: never in flight, so nothing is recorded.
@@ -112,14 +115,16 @@ export class CallPath {
     }
   }
 
-  /** Counts the seq allocator's idle sessions against the gateway's shared byte budget. */
+  /** Counts the seq allocator's idle sessions and the latest messages against the gateway's shared byte budget. */
   shareCacheBudget(budget: CacheBudget): void {
     this.seqs.shareCacheBudget(budget);
+    this.messages.shareCacheBudget(budget);
   }
 
   /** Drops what the gateway keeps in memory for a session that can make no more calls. */
   forget(sessionId: string): void {
     this.seqs.forget(sessionId);
+    this.messages.forget(sessionId);
     this.calls.forget(sessionId);
     this.backend.forgetSession?.(sessionId);
   }

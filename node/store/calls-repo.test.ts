@@ -109,6 +109,22 @@ describe("CallsRepo", () => {
     store.close();
   });
 
+  test("prompt ids handed in as views of one growing Uint32Array (the chat backends' capture) are stored as the same calls with arrays", async () => {
+    const store = await openNodeStore(tempDb());
+    const sessions = new SessionsRepo(store.db);
+    const [a, b] = [(await sessions.create({})).row, (await sessions.create({})).row];
+    const repo = new CallsRepo(store.db);
+    const asArrays = agentSession(a.id, 12);
+    // One buffer with room to grow, as prompt-ids-json.ts keeps per session; each call's ids a view from 0.
+    const buffer = new Uint32Array(asArrays.at(-1)!.prompt_ids!.length + 7);
+    buffer.set(asArrays.at(-1)!.prompt_ids!);
+    for (const c of asArrays) await repo.insert({ ...c, session_id: b.id, prompt_ids: buffer.subarray(0, c.prompt_ids!.length) });
+    for (const c of asArrays) await repo.insert(c);
+    expect(await repo.list(b.id)).toEqual(asArrays.map((c) => ({ ...c, session_id: b.id })));
+    expect(await repo.storedBytes(b.id)).toEqual(await repo.storedBytes(a.id));
+    store.close();
+  });
+
   test("a prompt that diverges (sub-agent, compaction) stores against its best earlier base", async () => {
     const store = await openNodeStore(tempDb());
     const { row } = await new SessionsRepo(store.db).create({});

@@ -12,9 +12,12 @@ import { callWriter, type CallInsert, type CallWriter } from "./call-writer.ts";
 import type { NodeDb } from "./db.ts";
 import { RecentCalls } from "./recent-calls.ts";
 import { calls, sessions } from "./schema.ts";
-import { decodeFloats, decodeIds, encodeFloats, encodeIds } from "./token-codec.ts";
+import { decodeFloats, decodeIds, encodeFloats, encodeIds, type TokenIdList } from "./token-codec.ts";
 
 const DEFAULT_MAX_SESSIONS = 1_000;
+
+/** A call as the call path hands it to the store: its prompt ids may be a Uint32Array (backend.ts TokenCapture). */
+export type CallRecord = Omit<RecordedCall, "prompt_ids"> & { prompt_ids: TokenIdList | null };
 
 type CallRow = typeof calls.$inferSelect;
 
@@ -37,7 +40,7 @@ export class CallsRepo {
     this.recent.shareBudget(budget);
   }
 
-  async insert(call: RecordedCall): Promise<void> {
+  async insert(call: CallRecord): Promise<void> {
     const recent = await this.recentOf(call.session_id);
     const bases = recent.basesFor(call);
     const { prompt: promptBase, messages: messagesBase, tools: toolsBase } = bases;
@@ -52,7 +55,7 @@ export class CallsRepo {
       response: call.response,
       promptBaseSeq: promptBase?.seq ?? null,
       promptBaseLen: promptBase?.len ?? 0,
-      promptSuffix: call.prompt_ids ? encodeIds(call.prompt_ids.slice(promptBase?.len ?? 0)) : null,
+      promptSuffix: call.prompt_ids ? encodeIds(tailOf(call.prompt_ids, promptBase?.len ?? 0)) : null,
       outputIds: call.output_ids ? encodeIds(call.output_ids) : null,
       logprobs: call.logprobs ? encodeFloats(call.logprobs) : null,
       engineUrl: call.engine_url,
@@ -145,6 +148,11 @@ export class CallsRepo {
     }
     return recent;
   }
+}
+
+/** `ids` from `start` on; a Uint32Array's as a view (its ids never change once captured). */
+function tailOf(ids: TokenIdList, start: number): TokenIdList {
+  return ids instanceof Uint32Array ? ids.subarray(start) : ids.slice(start);
 }
 
 function fromBase<T>(what: string, row: CallRow, baseSeq: number | null, baseLen: number, bases: Map<number, T[]>): T[] {

@@ -6,8 +6,9 @@
 import type { RecordedCall } from "../../protocol/calls.ts";
 import type { Message, Tool } from "../../protocol/chat.ts";
 import { heapBytes } from "../cache-budget.ts";
+import type { CallRecord } from "./calls-repo.ts";
 import { sameJson } from "./same-json.ts";
-import { concatPrefixLength } from "./token-codec.ts";
+import { concatPrefixLength, type TokenIdList } from "./token-codec.ts";
 
 /** How many recent calls per session are kept as base candidates. */
 export const RECENT_PER_SESSION = 4;
@@ -18,9 +19,9 @@ const NO_IDS: readonly number[] = [];
 interface Candidate {
   seq: number;
   /** Its context — the prompt, then the sampled output — is `head[0, headLen)` followed by `tail`; null: no prompt ids. */
-  head: readonly number[] | null;
+  head: TokenIdList | null;
   headLen: number;
-  tail: readonly number[];
+  tail: TokenIdList;
   /** Its messages are `messages[0, messagesLen)`. */
   messages: readonly Message[];
   messagesLen: number;
@@ -89,7 +90,7 @@ export class RecentCalls {
    * The earlier calls `call` is best stored against. Calls finish out of order (sub-agents,
    * parallel calls) and a session is rebuilt in seq order, so only earlier seqs are candidates.
    */
-  basesFor(call: RecordedCall): Bases {
+  basesFor(call: CallRecord): Bases {
     const candidates = this.list.filter((c) => c.seq < call.seq);
     const prompt = call.prompt_ids;
     const messages = call.request.messages;
@@ -112,7 +113,7 @@ export class RecentCalls {
   }
 
   /** Adds a stored call; the candidates it extends now point into its arrays. */
-  add(call: RecordedCall, bases: Bases): void {
+  add(call: CallRecord, bases: Bases): void {
     const added = candidate(call);
     const find = (seq: number | undefined) => (seq === undefined ? undefined : this.list.find((c) => c.seq === seq));
     const prompt = find(bases.prompt?.seq);
@@ -148,10 +149,17 @@ export class RecentCalls {
       seen.add(array);
       bytes += bytesOf(array, measure);
     };
+    const countIds = (ids: TokenIdList) => {
+      // Views of one buffer (a session's prompt ids, prompt-ids-json.ts) count the buffer once.
+      if (!(ids instanceof Uint32Array)) return count(ids, (a) => heapBytes.numbers(a as number[]));
+      if (seen.has(ids.buffer)) return;
+      seen.add(ids.buffer);
+      bytes += ids.buffer.byteLength;
+    };
     for (const c of this.list) {
       bytes += heapBytes.entry;
-      if (c.head) count(c.head, (a) => heapBytes.numbers(a as number[]));
-      count(c.tail, (a) => heapBytes.numbers(a as number[]));
+      if (c.head) countIds(c.head);
+      countIds(c.tail);
       count(c.messages, heapBytes.json);
       count(c.tools, heapBytes.json);
     }
@@ -159,7 +167,7 @@ export class RecentCalls {
   }
 }
 
-function candidate(call: RecordedCall): Candidate {
+function candidate(call: CallRecord): Candidate {
   return {
     seq: call.seq,
     head: call.prompt_ids,

@@ -1,7 +1,18 @@
 // Why: token ids and logprobs are the bulk of what a node stores; packing them as little-endian
 // binary keeps a 100k-token prompt at 400 KB instead of ~700 KB of JSON text, and exact.
 
-export function encodeIds(ids: readonly number[]): Buffer {
+/**
+ * Token ids as the gateway holds them: an array, or a Uint32Array (what the chat backends parse an
+ * answer's prompt ids into, 4 bytes an id, sharing one buffer across a session's calls).
+ */
+export type TokenIdList = readonly number[] | Uint32Array;
+
+/** Little-endian hosts pack a Uint32Array as its own bytes. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** The ids packed as uint32 little-endian; a Uint32Array's are its own bytes (a view, not a copy). */
+export function encodeIds(ids: TokenIdList): Buffer {
+  if (ids instanceof Uint32Array && LITTLE_ENDIAN) return Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength);
   const buf = Buffer.allocUnsafe(ids.length * 4);
   for (let i = 0; i < ids.length; i++) buf.writeUInt32LE(ids[i]!, i * 4);
   return buf;
@@ -32,7 +43,7 @@ export function decodeFloats(buf: Uint8Array): number[] {
  * Length of the longest common prefix of `head[0, headLen)` followed by `tail` with `ids`,
  * without building the concatenation.
  */
-export function concatPrefixLength(head: readonly number[], tail: readonly number[], ids: readonly number[], headLen = head.length): number {
+export function concatPrefixLength(head: TokenIdList, tail: TokenIdList, ids: TokenIdList, headLen = head.length): number {
   const inBoth = Math.min(headLen, ids.length);
   let inHead = 0;
   while (inHead < inBoth && head[inHead] === ids[inHead]) inHead++;

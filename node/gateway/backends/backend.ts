@@ -3,11 +3,13 @@
 // plain OpenAI-compatible API.
 import type { CallNotes } from "../../../protocol/calls.ts";
 import type { CacheBudget } from "../../cache-budget.ts";
+import type { TokenIdList } from "../../store/token-codec.ts";
 import type { PivotRequest, PivotResponse } from "../pivot.ts";
 
 /** Token capture of one engine call. Absent when the backend cannot see token ids. */
 export interface TokenCapture {
-  promptIds: number[];
+  /** A Uint32Array when parsed from a chat answer (prompt-ids-json.ts); never changed once captured. */
+  promptIds: TokenIdList;
   outputIds: number[];
   /** One logprob per output id. */
   logprobs: number[];

@@ -51,7 +51,13 @@ export class ChatBodyJson {
     }
     this.sessions.set(sessionId, { messages: pivot, json, bytes });
     const others = JSON.stringify(rest);
-    return `{"messages":[${json.join(",")}]${others === "{}" ? "}" : `,${others.slice(1)}`}`;
+    const close = `]${others === "{}" ? "}" : `,${others.slice(1)}`}`;
+    if (json.length === 0) return `{"messages":[${close}`;
+    // One join builds the body in one allocation (a template around a join would build it twice: the join, then the flattened rope).
+    const parts = json.slice();
+    parts[0] = `{"messages":[${parts[0]}`;
+    parts[parts.length - 1] = `${parts.at(-1)}${close}`;
+    return parts.join(",");
   }
 
   forget(sessionId: string): void {

@@ -30,10 +30,14 @@ interface EngineRequest<S extends z.ZodType> {
   method?: "GET" | "POST";
   path: string;
   body?: unknown;
-  /** The body already serialised (instead of `body`). */
-  json?: string;
-  /** Parses the answer's text (default JSON.parse); the schema checks what it returns. */
-  parse?: (text: string) => unknown;
+  /**
+   * The body serialised (instead of `body`), built afresh for each attempt: a 100 KB body held by
+   * the request across the engine's wait outlives JSC's young collections and piles up until a
+   * full one; built where it is sent, only the fetch's own copy waits (freed when it is sent).
+   */
+  json?: () => string;
+  /** Parses the answer's UTF-8 bytes (default JSON.parse of their text); the schema checks what it returns. */
+  parse?: (body: Uint8Array) => unknown;
   schema: S;
   /** Extra headers (an API's own auth and version headers). */
   headers?: Record<string, string>;
@@ -83,7 +87,7 @@ export class EngineClient {
         const response = await fetch(lease.url + req.path, {
           method: req.method ?? "POST",
           headers: { ...this.headers(req.json !== undefined || req.body !== undefined), ...req.headers },
-          body: req.json ?? (req.body === undefined ? undefined : JSON.stringify(req.body)),
+          body: req.json ? req.json() : req.body === undefined ? undefined : JSON.stringify(req.body),
           signal,
         }).catch((cause: unknown) => {
           if (signal.aborted) this.abortError(cause, req.signal, deadline);
@@ -94,14 +98,14 @@ export class EngineClient {
           last = { kind: "connect", url: lease.url, cause: response.connectFailure };
           continue;
         }
-        const text = await response.text().catch((e: unknown) => this.abortError(e, req.signal, deadline));
+        const body = await response.bytes().catch((e: unknown) => this.abortError(e, req.signal, deadline));
         if (!response.ok) {
-          const error = engineHttpError(response.status, text, lease.url, attempt);
+          const error = engineHttpError(response.status, decoder.decode(body), lease.url, attempt);
           if (!isRetryableStatus(response.status)) throw error;
           last = { kind: "status", error };
           continue;
         }
-        return { data: parseBody(req, text, lease.url), engineUrl: lease.url, attempts: attempt };
+        return { data: parseBody(req, body, lease.url), engineUrl: lease.url, attempts: attempt };
       } finally {
         lease.release();
       }
@@ -132,10 +136,13 @@ export class EngineClient {
   }
 }
 
-function parseBody<S extends z.ZodType>({ schema, path, parse = JSON.parse }: EngineRequest<S>, text: string, engineUrl: string): z.infer<S> {
+const decoder = new TextDecoder();
+const parseJson = (body: Uint8Array): unknown => JSON.parse(decoder.decode(body));
+
+function parseBody<S extends z.ZodType>({ schema, path, parse = parseJson }: EngineRequest<S>, body: Uint8Array, engineUrl: string): z.infer<S> {
   let json: unknown;
   try {
-    json = parse(text);
+    json = parse(body);
   } catch {
     throw new PolarError("engine_error", `engine answered ${path} with non-JSON`, { engineUrl });
   }

@@ -22,7 +22,7 @@ describe("sglang backend", () => {
     const request = chatRequest([{ role: "user", content: "make the file" }]);
     const result = await call(backend, request);
     const expected = getChatTemplate().renderIds(pivotToTemplateMessages(request.messages), { tools: pivotToTemplateTools(request.tools) });
-    expect(result.tokens!.promptIds).toEqual(expected);
+    expect(Array.from(result.tokens!.promptIds)).toEqual(expected);
     expect(result.tokens!.logprobs.length).toBe(result.tokens!.outputIds.length);
     expect(result.tokens!.outputIds.at(-1)).toBe(getChatTemplate().tokenizer.eosTokenId);
     expect(result.response.tool_calls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([["bash", { command: "echo hello > out.txt" }]]);

@@ -13,7 +13,8 @@
 // from sglang 0.5.13 on; an older server answers without them and the call is recorded text-only
 // with the reason in its notes.
 import { z } from "zod";
-import { SglangTokenLogprobs, TokenIds, type SglangTokenLogprob } from "./wire-tokens.ts";
+import type { TokenIdList } from "../../store/token-codec.ts";
+import { PromptTokenIds, SglangTokenLogprobs, type SglangTokenLogprob } from "./wire-tokens.ts";
 import type { EngineCall, EngineResult } from "./backend.ts";
 import { callNotes, usageOf, type CaptureOutcome } from "./capture.ts";
 import { ChatEngineBackend } from "./chat-engine-backend.ts";
@@ -31,7 +32,7 @@ export const SglangMetaInfo = z
 const SglangChatResponse = wireChatResponse(
   WireChatChoice.extend({
     matched_stop: z.union([z.string(), z.number()]).nullable().optional(),
-    prompt_token_ids: TokenIds.nullable().optional(),
+    prompt_token_ids: PromptTokenIds.nullable().optional(),
     meta_info: SglangMetaInfo.nullable().optional(),
   }),
 );
@@ -60,8 +61,8 @@ export class SglangBackend extends ChatEngineBackend {
       sessionId: call.sessionId,
       signal: call.signal,
       path: "/v1/chat/completions",
-      json: this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
-      parse: (text) => this.answerJson.parse(call.sessionId, text),
+      json: () => this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
+      parse: (body) => this.answerJson.parse(call.sessionId, body),
       schema: SglangChatResponse,
     });
     const choice = reply.data.choices[0]!;
@@ -86,7 +87,7 @@ export class SglangBackend extends ChatEngineBackend {
 }
 
 function sglangChatTokens(
-  promptIds: number[] | null | undefined,
+  promptIds: TokenIdList | null | undefined,
   outputLogprobs: SglangTokenLogprob[] | undefined,
 ): CaptureOutcome {
   if (!promptIds || !outputLogprobs) {

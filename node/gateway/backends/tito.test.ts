@@ -55,7 +55,7 @@ async function compareOverConversation(
     expect(b.response.tool_calls.map((t) => [t.name, t.arguments])).toEqual(a.response.tool_calls.map((t) => [t.name, t.arguments]));
     expect(b.tokens!.outputIds).toEqual(a.tokens!.outputIds);
     expect(b.tokens!.logprobs.length).toBe(b.tokens!.outputIds.length);
-    out.push({ vllm: a.tokens!.promptIds, tito: b.tokens!.promptIds, spliced: c.tokens!.promptIds, splice: c.notes?.token_splice });
+    out.push({ vllm: Array.from(a.tokens!.promptIds), tito: Array.from(b.tokens!.promptIds), spliced: Array.from(c.tokens!.promptIds), splice: c.notes?.token_splice });
     messages = continueConversation(messages, a.response, `question ${turn + 2}`, trimContent);
   }
   return out;
@@ -128,8 +128,8 @@ describe("tito backend", () => {
     for (let turn = 0; turn < 3; turn++) {
       const request = chatRequest(messages);
       const [a, b, c] = await Promise.all([call(chat, request), call(generate, request), call(tito, request)]);
-      expect(b.tokens!.promptIds).toEqual(a.tokens!.promptIds);
-      expect(c.tokens!.promptIds).toEqual(a.tokens!.promptIds);
+      expect(Array.from(b.tokens!.promptIds)).toEqual(Array.from(a.tokens!.promptIds));
+      expect(Array.from(c.tokens!.promptIds)).toEqual(Array.from(a.tokens!.promptIds));
       expect(b.tokens!.outputIds).toEqual(a.tokens!.outputIds);
       expect(b.tokens!.logprobs.length).toBe(b.tokens!.outputIds.length);
       expect(c.notes?.token_splice).toEqual({ used: turn, missed: 0, drift: 0 });

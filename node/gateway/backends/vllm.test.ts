@@ -46,7 +46,7 @@ describe("vllm backend", () => {
     for (let turn = 0; turn < 3; turn++) {
       const result = await call(backend, request);
       const tokens = result.tokens!;
-      expect(tokens.promptIds).toEqual(await engineTokenize(request));
+      expect(Array.from(tokens.promptIds)).toEqual(await engineTokenize(request));
       expect(tokens.logprobs.length).toBe(tokens.outputIds.length);
       expect(tokens.outputIds.at(-1)).toBe(eos); // EOS is a sampled id with its own logprob
       expect(tokens.logprobs.every((l) => l <= 0)).toBe(true);
@@ -70,7 +70,7 @@ describe("vllm backend", () => {
     const request = chatRequest([{ role: "user", content: "go" }], { thinking: false });
     const result = await call(backend, request);
     expect(result.response.reasoning).toBeUndefined();
-    expect(result.tokens!.promptIds).toEqual(await engineTokenize(request));
+    expect(Array.from(result.tokens!.promptIds)).toEqual(await engineTokenize(request));
   });
 
   test("a context overflow becomes context_length with the engine's numbers", async () => {

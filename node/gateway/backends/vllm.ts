@@ -13,7 +13,7 @@
 // the sampled token's logprob only. `choices[0].stop_reason` is the matched stop string, a stop
 // token id (stop_token_ids), or null (EOS, length) — a string becomes the pivot's stopSequence.
 import { z } from "zod";
-import { LogprobEntries, TokenIds } from "./wire-tokens.ts";
+import { LogprobEntries, PromptTokenIds, TokenIds } from "./wire-tokens.ts";
 import type { EngineCall, EngineResult, TokenCapture } from "./backend.ts";
 import type { EngineClient } from "./engine-client.ts";
 import { ChatEngineBackend } from "./chat-engine-backend.ts";
@@ -26,7 +26,7 @@ const VllmChatResponse = wireChatResponse(
     token_ids: TokenIds.nullable().optional(),
     logprobs: z.object({ content: LogprobEntries.nullable().optional() }).nullable().optional(),
   }),
-).extend({ prompt_token_ids: TokenIds.nullable().optional() });
+).extend({ prompt_token_ids: PromptTokenIds.nullable().optional() });
 type VllmChatResponse = z.infer<typeof VllmChatResponse>;
 
 export class VllmBackend extends ChatEngineBackend {
@@ -52,8 +52,8 @@ export class VllmBackend extends ChatEngineBackend {
       sessionId: call.sessionId,
       signal: call.signal,
       path: "/v1/chat/completions",
-      json: this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
-      parse: (text) => this.answerJson.parse(call.sessionId, text),
+      json: () => this.bodyJson.serialize(call.sessionId, call.request.messages, messages as unknown[], rest),
+      parse: (body) => this.answerJson.parse(call.sessionId, body),
       schema: VllmChatResponse,
     });
     const capture = vllmTokens(reply.data);

@@ -3,6 +3,7 @@
 // than the rest of the answer, so these schemas check them with one tight loop each and still
 // reject anything of the wrong shape.
 import { z } from "zod";
+import type { TokenIdList } from "../../store/token-codec.ts";
 
 /** A token id: an integer in [0, 2^32), what the store packs as uint32 (one comparison: any other value changes under `>>> 0`). */
 function isTokenId(id: unknown): id is number {
@@ -17,6 +18,11 @@ function isTokenIdArray(value: unknown): value is number[] {
 
 /** An array of token ids: integers in [0, 2^32). */
 export const TokenIds = z.custom<number[]>(isTokenIdArray, { message: "expected an array of non-negative integer token ids (uint32)" });
+
+/** An answer's prompt ids: an array of token ids, or the Uint32Array PromptIdsJson parses them into (uint32 by construction). */
+export const PromptTokenIds = z.custom<TokenIdList>((value) => value instanceof Uint32Array || isTokenIdArray(value), {
+  message: "expected an array of non-negative integer token ids (uint32)",
+});
 
 function isLogprobEntries(value: unknown): value is Array<{ logprob: number }> {
   if (!Array.isArray(value)) return false;
