@@ -41,7 +41,9 @@ const CACHE_BYTES = 64 * 1024 * 1024;
 /** The checkout's own store modules, as its gateway wires them (the baseline's CallsRepo takes the store's writer connection). */
 async function openRepos(root: string, path: string): Promise<Repos> {
   const { openNodeStore } = (await import(join(root, "node/store/db.ts"))) as { openNodeStore(path: string): Promise<Repos["store"]> };
-  const { CallsRepo } = (await import(join(root, "node/store/calls-repo.ts"))) as { CallsRepo: new (db: unknown, max?: number, writer?: unknown) => Repos["calls"] };
+  const { CallsRepo } = (await import(join(root, "node/store/calls-repo.ts"))) as {
+    CallsRepo: new (db: unknown, max?: number, writer?: unknown) => Repos["calls"];
+  };
   const { SessionsRepo } = (await import(join(root, "node/store/sessions-repo.ts"))) as { SessionsRepo: new (db: unknown) => Repos["sessions"] };
   const { CacheBudget } = (await import(join(root, "node/cache-budget.ts"))) as { CacheBudget: new (bytes: number) => unknown };
   const store = await openNodeStore(path);
@@ -52,13 +54,23 @@ async function openRepos(root: string, path: string): Promise<Repos> {
 
 /** Call `turn` of a session: the request and the ids a vLLM engine would have returned for it. */
 function recorded(sessionId: string, seq: number, bytes: number, turn: number, prompt: number[]): RecordedCall {
-  const body = agentBody(MODEL, bytes, false, turn) as { messages: RecordedCall["request"]["messages"]; tools: Array<{ function: { name: string; description: string; parameters: Record<string, unknown> } }> };
+  const body = agentBody(MODEL, bytes, false, turn) as {
+    messages: RecordedCall["request"]["messages"];
+    tools: Array<{ function: { name: string; description: string; parameters: Record<string, unknown> } }>;
+  };
   return {
     session_id: sessionId,
     seq,
     dialect: "chat",
     request: { model: MODEL, messages: body.messages, tools: body.tools.map((t) => t.function), sampling: { max_tokens: 256 }, stream: false },
-    response: { id: `r${seq}`, model: MODEL, content: "I will run the test suite.", tool_calls: [], finish_reason: "stop", usage: { prompt_tokens: prompt.length, completion_tokens: OUTPUT } },
+    response: {
+      id: `r${seq}`,
+      model: MODEL,
+      content: "I will run the test suite.",
+      tool_calls: [],
+      finish_reason: "stop",
+      usage: { prompt_tokens: prompt.length, completion_tokens: OUTPUT },
+    },
     prompt_ids: prompt,
     output_ids: Array.from({ length: OUTPUT }, (_, i) => 1000 + i),
     logprobs: Array.from({ length: OUTPUT }, (_, i) => -0.125 - i / 1e5),
@@ -82,7 +94,10 @@ async function child(root: string): Promise<void> {
   try {
     for (let round = -1; round < ROUNDS; round++) {
       const out: Record<string, number> = {};
-      for (const [label, bytes] of [["100 KB", 100_000], ["1 KB", 1_000]] as const) {
+      for (const [label, bytes] of [
+        ["100 KB", 100_000],
+        ["1 KB", 1_000],
+      ] as const) {
         for (const together of [true, false]) {
           const ids = await Promise.all(Array.from({ length: SESSIONS }, async () => (await repos.sessions.create({})).row.id));
           // Each session's prompt: the previous prompt, its output, the new tool turn's ids.
@@ -117,19 +132,32 @@ async function parent(): Promise<void> {
   const checkouts = [{ name: "this", root: join(import.meta.dir, "..") }, ...(values.baseline ? [{ name: "baseline", root: values.baseline }] : [])];
   const runs = await Promise.all(
     checkouts.map(async (c) => {
-      const proc = Bun.spawn(["bun", import.meta.path, "--child", c.root, "--rounds", String(ROUNDS), "--sessions", String(SESSIONS), "--calls", String(CALLS)], { stdout: "pipe", stderr: "inherit" });
+      const proc = Bun.spawn(
+        ["bun", import.meta.path, "--child", c.root, "--rounds", String(ROUNDS), "--sessions", String(SESSIONS), "--calls", String(CALLS)],
+        { stdout: "pipe", stderr: "inherit" },
+      );
       const text = await new Response(proc.stdout).text();
       if ((await proc.exited) !== 0) throw new Error(`${c.name}: the child failed`);
-      return { ...c, rounds: text.trim().split("\n").map((l) => JSON.parse(l) as Record<string, number>) };
+      return {
+        ...c,
+        rounds: text
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as Record<string, number>),
+      };
     }),
   );
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; ${SESSIONS} sessions × ${CALLS} calls per case and round, ${ROUNDS} rounds; both checkouts at once, each in its own process`);
+  console.log(
+    `machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; ${SESSIONS} sessions × ${CALLS} calls per case and round, ${ROUNDS} rounds; both checkouts at once, each in its own process`,
+  );
   console.log("CPU ms per call, median of the rounds [lowest round]:");
   console.log(`| case | ${runs.map((r) => r.name).join(" | ")} |`);
   console.log(`|---|${runs.map(() => "---:|").join("")}`);
   for (const key of Object.keys(runs[0]!.rounds[0]!).filter((k) => k !== "rss")) {
-    console.log(`| ${key} | ${runs.map((r) => `${median(r.rounds.map((x) => x[key]!)).toFixed(3)} [${Math.min(...r.rounds.map((x) => x[key]!)).toFixed(3)}]`).join(" | ")} |`);
+    console.log(
+      `| ${key} | ${runs.map((r) => `${median(r.rounds.map((x) => x[key]!)).toFixed(3)} [${Math.min(...r.rounds.map((x) => x[key]!)).toFixed(3)}]`).join(" | ")} |`,
+    );
   }
   console.log(`| RSS MiB after each round (GC'd) | ${runs.map((r) => r.rounds.map((x) => x.rss!.toFixed(0)).join(" / ")).join(" | ")} |`);
 }

@@ -19,11 +19,18 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { cpuSeconds, rssBytes } from "./process-helpers.ts";
 
-const { values } = parseArgs({ strict: false, options: { baseline: { type: "string" }, "trace-tokens": { type: "string" }, results: { type: "string" }, "stream-nodes": { type: "string" } } });
+const { values } = parseArgs({
+  strict: false,
+  options: { baseline: { type: "string" }, "trace-tokens": { type: "string" }, results: { type: "string" }, "stream-nodes": { type: "string" } },
+});
 const BASELINE = resolve(String(values.baseline ?? "/work/wt/baseline-main"));
 const HERE = resolve(import.meta.dir, "..");
-const SIZES = String(values["trace-tokens"] ?? "4000,100000").split(",").map(Number);
-const COUNTS = String(values.results ?? "4000,200").split(",").map(Number);
+const SIZES = String(values["trace-tokens"] ?? "4000,100000")
+  .split(",")
+  .map(Number);
+const COUNTS = String(values.results ?? "4000,200")
+  .split(",")
+  .map(Number);
 const NODES = Number(values["stream-nodes"] ?? 50);
 const IN_FLIGHT_BYTES = 32e6;
 
@@ -85,7 +92,17 @@ async function streamOnce(variant: Variant, tokens: number, count: number): Prom
   const perNode = Math.ceil(count / NODES);
   const nodes: any[] = [];
   for (let i = 0; i < NODES; i++) {
-    nodes.push(new SimulatedNode({ url, token: TOKENS.nodeToken, nodeId: `sim-${i}`, heartbeatMs: 30_000, capacity: { init: perNode, run: perNode, postrun: perNode }, runMs: () => null, traceFrames: variant.binary }));
+    nodes.push(
+      new SimulatedNode({
+        url,
+        token: TOKENS.nodeToken,
+        nodeId: `sim-${i}`,
+        heartbeatMs: 30_000,
+        capacity: { init: perNode, run: perNode, postrun: perNode },
+        runMs: () => null,
+        traceFrames: variant.binary,
+      }),
+    );
   }
   await Promise.all(nodes.map((n) => n.connect()));
 
@@ -104,7 +121,11 @@ async function streamOnce(variant: Variant, tokens: number, count: number): Prom
       seen.add(r.rollout_id);
       const t = r.traces[0];
       // Every result's shape; the first and every 64th compared token by token.
-      const intact = r.traces.length === 1 && t && (received % 64 !== 1 || (["prompt_ids", "response_ids", "loss_mask", "response_logprobs"] as const).every((k) => sameArray(t[k], trace[k] as unknown[])));
+      const intact =
+        r.traces.length === 1 &&
+        t &&
+        (received % 64 !== 1 ||
+          (["prompt_ids", "response_ids", "loss_mask", "response_logprobs"] as const).every((k) => sameArray(t[k], trace[k] as unknown[])));
       if (!intact || (t!.prompt_ids as unknown[]).length !== (trace.prompt_ids as unknown[]).length) corrupted++;
       onReceived();
     },
@@ -112,7 +133,11 @@ async function streamOnce(variant: Variant, tokens: number, count: number): Prom
   await trainer.ready();
   const submitted: string[] = [];
   for (let left = count; left > 0; left -= 1000) {
-    const g = await trainer.submit({ task: { task_id: `bench-${left}`, instruction: "fix the bug", runtime: { image: "img-0" } }, n: Math.min(1000, left), agent: { harness: "mini" } });
+    const g = await trainer.submit({
+      task: { task_id: `bench-${left}`, instruction: "fix the bug", runtime: { image: "img-0" } },
+      n: Math.min(1000, left),
+      agent: { harness: "mini" },
+    });
     submitted.push(...g.rollout_ids);
   }
   const assigned = () => nodes.reduce((a, n) => a + n.received.length, 0);
@@ -168,20 +193,39 @@ async function streamOnce(variant: Variant, tokens: number, count: number): Prom
   child.kill("SIGTERM");
   await child.exited;
   rmSync(dir, { recursive: true, force: true });
-  return { tokens, variant: variant.name, results: received, seconds, cpuMsPerResult: ((cpu1 - cpu0) * 1000) / count, benchCpuMsPerResult: (own.user + own.system) / 1000 / count, rss: { quarters: quarters.slice(0, 5), peak: Math.max(peak, ...quarters), end }, lost, repeated, corrupted };
+  return {
+    tokens,
+    variant: variant.name,
+    results: received,
+    seconds,
+    cpuMsPerResult: ((cpu1 - cpu0) * 1000) / count,
+    benchCpuMsPerResult: (own.user + own.system) / 1000 / count,
+    rss: { quarters: quarters.slice(0, 5), peak: Math.max(peak, ...quarters), end },
+    lost,
+    repeated,
+    corrupted,
+  };
 }
 
-const load = () => (require("node:os") as typeof import("node:os")).loadavg().map((l) => l.toFixed(2)).join(", ");
+const load = () =>
+  (require("node:os") as typeof import("node:os"))
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(", ");
 console.log(`machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; load average at start ${load()}; ${new Date().toISOString()}`);
 console.log(`${NODES} simulated nodes; one trainer (window 512); baseline ${BASELINE}`);
-console.log(`| tokens a trace | variant | results | seconds | results/s | M tokens/s | coordinator CPU ms/result | nodes + trainer CPU ms/result | coordinator RSS MiB: start, ¼, ½, ¾, all received; peak; 1 s after | lost | repeated | corrupted |`);
+console.log(
+  `| tokens a trace | variant | results | seconds | results/s | M tokens/s | coordinator CPU ms/result | nodes + trainer CPU ms/result | coordinator RSS MiB: start, ¼, ½, ¾, all received; peak; 1 s after | lost | repeated | corrupted |`,
+);
 console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|`);
 for (const [i, tokens] of SIZES.entries()) {
   const count = COUNTS[i] ?? COUNTS.at(-1)!;
   for (const variant of VARIANTS) {
     const r = await streamOnce(variant, tokens, count);
     const rate = r.results / r.seconds;
-    console.log(`| ${tokens} | ${r.variant} | ${r.results} | ${r.seconds.toFixed(2)} | ${rate.toFixed(0)} | ${((rate * tokens) / 1e6).toFixed(2)} | ${r.cpuMsPerResult.toFixed(2)} | ${r.benchCpuMsPerResult.toFixed(2)} | ${r.rss.quarters.map((q) => q.toFixed(0)).join(", ")}; ${r.rss.peak.toFixed(0)}; ${r.rss.end.toFixed(0)} | ${r.lost} | ${r.repeated} | ${r.corrupted} |`);
+    console.log(
+      `| ${tokens} | ${r.variant} | ${r.results} | ${r.seconds.toFixed(2)} | ${rate.toFixed(0)} | ${((rate * tokens) / 1e6).toFixed(2)} | ${r.cpuMsPerResult.toFixed(2)} | ${r.benchCpuMsPerResult.toFixed(2)} | ${r.rss.quarters.map((q) => q.toFixed(0)).join(", ")}; ${r.rss.peak.toFixed(0)}; ${r.rss.end.toFixed(0)} | ${r.lost} | ${r.repeated} | ${r.corrupted} |`,
+    );
   }
 }
 console.log(`load average at end ${load()}`);

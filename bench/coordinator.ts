@@ -23,7 +23,16 @@ import { PolarProcesses } from "../test/helpers/polar-processes.ts";
 import { cpuSeconds, rssBytes } from "./process-helpers.ts";
 
 const { values } = parseArgs({
-  options: { nodes: { type: "string" }, rollouts: { type: "string" }, realistic: { type: "string" }, "trace-tokens": { type: "string" }, compare: { type: "boolean" }, baseline: { type: "string" }, results: { type: "string" }, "stream-nodes": { type: "string" } },
+  options: {
+    nodes: { type: "string" },
+    rollouts: { type: "string" },
+    realistic: { type: "string" },
+    "trace-tokens": { type: "string" },
+    compare: { type: "boolean" },
+    baseline: { type: "string" },
+    results: { type: "string" },
+    "stream-nodes": { type: "string" },
+  },
 });
 if (values.compare) {
   await import("./coordinator-stream.ts");
@@ -48,7 +57,9 @@ let phase = "connect";
 const heapAt: Record<string, number> = {};
 const heapPeak: Record<string, number> = {};
 async function heapUsedMiB(): Promise<number> {
-  const stats = (await (await fetch(`${url}/v1/admin/stats`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } })).json()) as { memory: { heap_used_bytes: number } };
+  const stats = (await (await fetch(`${url}/v1/admin/stats`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } })).json()) as {
+    memory: { heap_used_bytes: number };
+  };
   return stats.memory.heap_used_bytes / 1024 / 1024;
 }
 async function recordHeap(name: string): Promise<void> {
@@ -104,7 +115,19 @@ const cpu = (from: number, to: number) => (cpuAtMark.get(to)! - cpuAtMark.get(fr
 
 const t0 = mark();
 const nodes: SimulatedNode[] = [];
-for (let i = 0; i < NODES; i++) nodes.push(new SimulatedNode({ url, token: TOKENS.nodeToken, nodeId: `sim-${i}`, heartbeatMs: 30_000, capacity: { init: 20, run: 60, postrun: 20 }, runMs: () => null, imagesWarm: { [`img-${i % 10}`]: 2 }, traceFrames: true }));
+for (let i = 0; i < NODES; i++)
+  nodes.push(
+    new SimulatedNode({
+      url,
+      token: TOKENS.nodeToken,
+      nodeId: `sim-${i}`,
+      heartbeatMs: 30_000,
+      capacity: { init: 20, run: 60, postrun: 20 },
+      runMs: () => null,
+      imagesWarm: { [`img-${i % 10}`]: 2 },
+      traceFrames: true,
+    }),
+  );
 for (let i = 0; i < nodes.length; i += 100) await Promise.all(nodes.slice(i, i + 100).map((n) => n.connect()));
 const tConnected = mark();
 const connectMs = tConnected - t0;
@@ -120,7 +143,13 @@ phase = "submit+dispatch";
 const tSubmit = mark();
 const submits: Promise<unknown>[] = [];
 for (let g = 0; g < ROLLOUTS / GROUP_SIZE; g++) {
-  submits.push(trainer.submit({ task: { task_id: `bench-${g}`, instruction: "fix the bug", runtime: { image: `img-${g % 10}` } }, n: GROUP_SIZE, agent: { harness: "mini" } }));
+  submits.push(
+    trainer.submit({
+      task: { task_id: `bench-${g}`, instruction: "fix the bug", runtime: { image: `img-${g % 10}` } },
+      n: GROUP_SIZE,
+      agent: { harness: "mini" },
+    }),
+  );
 }
 await Promise.all(submits);
 const tStored = mark();
@@ -163,19 +192,43 @@ clearInterval(heapSampler);
 
 const maxOf = (p: string) => Math.max(0, ...samples.filter((s) => s.phase === p).map((s) => s.rss));
 const sec = (ms: number) => ms / 1000;
-console.log(`machine: ${navigator.hardwareConcurrency} cores; nodes: ${NODES}; rollouts: ${ROLLOUTS}; realistic traces: ${released} × ${TRACE_TOKENS} tokens (~${(realisticBytes / 1024).toFixed(0)} KB a trace frame)`);
+console.log(
+  `machine: ${navigator.hardwareConcurrency} cores; nodes: ${NODES}; rollouts: ${ROLLOUTS}; realistic traces: ${released} × ${TRACE_TOKENS} tokens (~${(realisticBytes / 1024).toFixed(0)} KB a trace frame)`,
+);
 console.log(`| step | count | seconds | rate | coordinator CPU s |`);
 console.log(`|---|---|---|---|---|`);
 console.log(`| nodes connected | ${NODES} | ${sec(connectMs).toFixed(2)} | ${(NODES / sec(connectMs)).toFixed(0)} nodes/s | ${cpu(t0, tConnected)} |`);
-console.log(`| groups stored (100 × 1,000) | ${ROLLOUTS} | ${sec(tStored - tSubmit).toFixed(2)} | ${(ROLLOUTS / sec(tStored - tSubmit)).toFixed(0)} rollouts/s | ${cpu(tSubmit, tStored)} |`);
-console.log(`| dispatched after storing | ${ROLLOUTS} | ${sec(tDispatched - tStored).toFixed(2)} | ${(ROLLOUTS / sec(tDispatched - tStored)).toFixed(0)} dispatches/s | ${cpu(tStored, tDispatched)} |`);
-console.log(`| submit → all dispatched | ${ROLLOUTS} | ${sec(tDispatched - tSubmit).toFixed(2)} | ${(ROLLOUTS / sec(tDispatched - tSubmit)).toFixed(0)} dispatches/s | ${cpu(tSubmit, tDispatched)} |`);
-console.log(`| realistic results streamed | ${released} | ${sec(tStreamed - tStream).toFixed(2)} | ${(released / sec(tStreamed - tStream)).toFixed(0)} results/s, ${(receivedBytes / 1e6 / sec(tStreamed - tStream)).toFixed(1)} MB/s | ${cpu(tStream, tStreamed)} |`);
-console.log(`| small results streamed | ${ROLLOUTS - released} | ${sec(tDone - tSmall).toFixed(2)} | ${((ROLLOUTS - released) / sec(tDone - tSmall)).toFixed(0)} results/s | ${cpu(tSmall, tDone)} |`);
-console.log(`warm-image affinity: ${((warmHits / ROLLOUTS) * 100).toFixed(1)}% of assignments went to a node with that image warm (10 images, each warm on 1/10 of the nodes)`);
-console.log(`coordinator RSS MiB: after connect ${Math.round(samples.find((s) => s.phase === "submit+dispatch")?.rss ?? 0)}, peak dispatching ${Math.round(maxOf("submit+dispatch"))}, peak streaming realistic ${Math.round(maxOf("stream-realistic"))}, peak streaming small ${Math.round(maxOf("stream-small"))}, end (1 s idle) ${Math.round(endRss)}, ${SETTLE_MS / 1000} s idle ${Math.round(settledRss)}, overall peak ${Math.round(peak)}`);
-console.log(`coordinator JS heap used MiB: ${Object.entries(heapAt).map(([k, v]) => `${k} ${Math.round(v)}`).join(", ")}`);
-console.log(`coordinator JS heap used MiB, most seen (every 2 s): ${Object.entries(heapPeak).map(([k, v]) => `${k} ${Math.round(v)}`).join(", ")}`);
+console.log(
+  `| groups stored (100 × 1,000) | ${ROLLOUTS} | ${sec(tStored - tSubmit).toFixed(2)} | ${(ROLLOUTS / sec(tStored - tSubmit)).toFixed(0)} rollouts/s | ${cpu(tSubmit, tStored)} |`,
+);
+console.log(
+  `| dispatched after storing | ${ROLLOUTS} | ${sec(tDispatched - tStored).toFixed(2)} | ${(ROLLOUTS / sec(tDispatched - tStored)).toFixed(0)} dispatches/s | ${cpu(tStored, tDispatched)} |`,
+);
+console.log(
+  `| submit → all dispatched | ${ROLLOUTS} | ${sec(tDispatched - tSubmit).toFixed(2)} | ${(ROLLOUTS / sec(tDispatched - tSubmit)).toFixed(0)} dispatches/s | ${cpu(tSubmit, tDispatched)} |`,
+);
+console.log(
+  `| realistic results streamed | ${released} | ${sec(tStreamed - tStream).toFixed(2)} | ${(released / sec(tStreamed - tStream)).toFixed(0)} results/s, ${(receivedBytes / 1e6 / sec(tStreamed - tStream)).toFixed(1)} MB/s | ${cpu(tStream, tStreamed)} |`,
+);
+console.log(
+  `| small results streamed | ${ROLLOUTS - released} | ${sec(tDone - tSmall).toFixed(2)} | ${((ROLLOUTS - released) / sec(tDone - tSmall)).toFixed(0)} results/s | ${cpu(tSmall, tDone)} |`,
+);
+console.log(
+  `warm-image affinity: ${((warmHits / ROLLOUTS) * 100).toFixed(1)}% of assignments went to a node with that image warm (10 images, each warm on 1/10 of the nodes)`,
+);
+console.log(
+  `coordinator RSS MiB: after connect ${Math.round(samples.find((s) => s.phase === "submit+dispatch")?.rss ?? 0)}, peak dispatching ${Math.round(maxOf("submit+dispatch"))}, peak streaming realistic ${Math.round(maxOf("stream-realistic"))}, peak streaming small ${Math.round(maxOf("stream-small"))}, end (1 s idle) ${Math.round(endRss)}, ${SETTLE_MS / 1000} s idle ${Math.round(settledRss)}, overall peak ${Math.round(peak)}`,
+);
+console.log(
+  `coordinator JS heap used MiB: ${Object.entries(heapAt)
+    .map(([k, v]) => `${k} ${Math.round(v)}`)
+    .join(", ")}`,
+);
+console.log(
+  `coordinator JS heap used MiB, most seen (every 2 s): ${Object.entries(heapPeak)
+    .map(([k, v]) => `${k} ${Math.round(v)}`)
+    .join(", ")}`,
+);
 console.log(`trainer: ${trainer.counts.results} results, ${trainer.counts.duplicates} duplicates dropped`);
 
 trainer.close();

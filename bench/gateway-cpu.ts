@@ -125,7 +125,23 @@ interface Target {
 /** A gateway of `target` (a checkout, its environment and flags), on its own SQLite file. */
 async function startGateway(target: GatewayTarget, engineUrl: string, dir: string, profile: string[]): Promise<Omit<Target, "keys">> {
   const port = await freePort();
-  const args = ["bin/polar.ts", "gateway", "--port", String(port), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, `${target.name}.db`), "--admin-token", ADMIN, "--retries", "0", ...target.args];
+  const args = [
+    "bin/polar.ts",
+    "gateway",
+    "--port",
+    String(port),
+    "--engine",
+    engineUrl,
+    "--model",
+    MODEL,
+    "--db",
+    join(dir, `${target.name}.db`),
+    "--admin-token",
+    ADMIN,
+    "--retries",
+    "0",
+    ...target.args,
+  ];
   const child = Bun.spawn(["bun", ...profile, ...args], { cwd: target.cwd, env: targetEnv(target), stderr: "inherit", stdout: "ignore" });
   return { name: target.name, child, url: `http://127.0.0.1:${port}`, peakRss: 0, casePeakRss: 0 };
 }
@@ -210,7 +226,9 @@ async function main(): Promise<void> {
     for (const [i, c] of cases.entries()) {
       const cells = results[i]!.map((xs) => `${median(xs).toFixed(2)} [${Math.min(...xs).toFixed(2)}]`);
       const [first, last] = [c.payloads[0]!.length, c.payloads.at(-1)!.length];
-      console.log(`| ${c.label} (${first} → ${last} B) | ${Math.round(first / 4)} → ${Math.round(last / 4)} | ${sessionCount * c.payloads.length} | ${cells.join(" | ")} |`);
+      console.log(
+        `| ${c.label} (${first} → ${last} B) | ${Math.round(first / 4)} → ${Math.round(last / 4)} | ${sessionCount * c.payloads.length} | ${cells.join(" | ")} |`,
+      );
     }
     console.log("peak RSS MiB while each case ran (all rounds), and over the whole run (warm-up and session set-up included):");
     console.log(`| | ${targets.map((t) => t.name).join(" | ")} |`);

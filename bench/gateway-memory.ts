@@ -50,14 +50,28 @@ function firstTurn(session: number, bytes: number): Array<Record<string, unknown
   return [
     { role: "system", content: `You are coding agent #${session}. Use the bash tool to inspect and fix the repository.` },
     { role: "user", content: "The test suite fails in server/routes.py; find and fix the bug." },
-    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "read_file", arguments: '{"path":"server/routes.py"}' } }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "read_file", arguments: '{"path":"server/routes.py"}' } }],
+    },
     { role: "tool", tool_call_id: "call_1", content: line.repeat(Math.max(1, Math.floor((bytes - 600) / line.length))) },
   ];
 }
 
 const TOOLS = [
-  { type: "function", function: { name: "bash", description: "Run a shell command in the repository.", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } },
-  { type: "function", function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } } },
+  {
+    type: "function",
+    function: {
+      name: "bash",
+      description: "Run a shell command in the repository.",
+      parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+    },
+  },
+  {
+    type: "function",
+    function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+  },
 ];
 
 interface Run {
@@ -83,10 +97,43 @@ async function main(): Promise<void> {
   const runs: Run[] = [];
   for (const target of gatewayTargets({ baseline: values.baseline, variant: values.variant }, ROOT)) {
     const port = await freePort();
-    const args = ["bin/polar.ts", "gateway", "--port", String(port), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, `${target.name}.db`), "--admin-token", ADMIN, "--retries", "0"];
+    const args = [
+      "bin/polar.ts",
+      "gateway",
+      "--port",
+      String(port),
+      "--engine",
+      engineUrl,
+      "--model",
+      MODEL,
+      "--db",
+      join(dir, `${target.name}.db`),
+      "--admin-token",
+      ADMIN,
+      "--retries",
+      "0",
+    ];
     if (CACHE_BYTES !== undefined) args.push("--cache-bytes", String(CACHE_BYTES));
-    const child = Bun.spawn(["bun", ...(SMOL ? ["--smol"] : []), ...args, ...target.args], { cwd: target.cwd, env: targetEnv(target), stderr: "ignore", stdout: "ignore" });
-    runs.push({ target, child, url: `http://127.0.0.1:${port}`, warmRss: 0, peak: 0, quarterPeaks: [0, 0, 0, 0], done: 0, peakCache: 0, budget: 0, endRss: 0, entries: 0, seconds: 0 });
+    const child = Bun.spawn(["bun", ...(SMOL ? ["--smol"] : []), ...args, ...target.args], {
+      cwd: target.cwd,
+      env: targetEnv(target),
+      stderr: "ignore",
+      stdout: "ignore",
+    });
+    runs.push({
+      target,
+      child,
+      url: `http://127.0.0.1:${port}`,
+      warmRss: 0,
+      peak: 0,
+      quarterPeaks: [0, 0, 0, 0],
+      done: 0,
+      peakCache: 0,
+      budget: 0,
+      endRss: 0,
+      entries: 0,
+      seconds: 0,
+    });
   }
 
   const admin = (run: Run, path: string, init: RequestInit = {}) => fetch(`${run.url}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}` } });
@@ -151,12 +198,18 @@ async function main(): Promise<void> {
     clearInterval(sampler);
 
     const mib = (b: number) => (b / MiB).toFixed(0);
-    console.log(`machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; ${SESSIONS} sessions × ${CALLS} calls of ~${PROMPT_BYTES} B prompts, ${CONCURRENCY} concurrent per gateway, ${runs.length} gateway(s) at once${SMOL ? ", under bun --smol" : ""}`);
-    console.log("| gateway | settings | cache budget MiB | warm RSS MiB | peak RSS MiB per quarter of the sessions | peak RSS MiB | end RSS MiB | cache used (estimated) peak MiB | cache entries at end | seconds |");
+    console.log(
+      `machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; ${SESSIONS} sessions × ${CALLS} calls of ~${PROMPT_BYTES} B prompts, ${CONCURRENCY} concurrent per gateway, ${runs.length} gateway(s) at once${SMOL ? ", under bun --smol" : ""}`,
+    );
+    console.log(
+      "| gateway | settings | cache budget MiB | warm RSS MiB | peak RSS MiB per quarter of the sessions | peak RSS MiB | end RSS MiB | cache used (estimated) peak MiB | cache entries at end | seconds |",
+    );
     console.log("|---|---|---:|---:|---|---:|---:|---:|---:|---:|");
     for (const run of runs) {
       const settings = [...Object.entries(run.target.env).map(([k, v]) => `${k}=${v}`), ...run.target.args].join(" ") || "—";
-      console.log(`| ${run.target.name} | ${settings} | ${mib(run.budget)} | ${mib(run.warmRss)} | ${run.quarterPeaks.map(mib).join(" / ")} | ${mib(run.peak)} | ${mib(run.endRss)} | ${mib(run.peakCache)} | ${run.entries} | ${run.seconds.toFixed(0)} |`);
+      console.log(
+        `| ${run.target.name} | ${settings} | ${mib(run.budget)} | ${mib(run.warmRss)} | ${run.quarterPeaks.map(mib).join(" / ")} | ${mib(run.peak)} | ${mib(run.endRss)} | ${mib(run.peakCache)} | ${run.entries} | ${run.seconds.toFixed(0)} |`,
+      );
     }
   } finally {
     clearInterval(sampler);

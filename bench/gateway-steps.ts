@@ -62,12 +62,21 @@ async function main(): Promise<void> {
       const answer = vllmAnswer(Math.round(text.length / 4));
       const request = chatDialect.parseRequest(JSON.parse(text));
       add("request body: JSON.parse", await cpuMs(() => JSON.parse(text)));
-      add("request: Chat schema (zod) + pivot", await cpuMs(() => chatDialect.parseRequest(JSON.parse(text))) - (rows.get("request body: JSON.parse")!.at(-1) ?? 0));
+      add(
+        "request: Chat schema (zod) + pivot",
+        (await cpuMs(() => chatDialect.parseRequest(JSON.parse(text)))) - (rows.get("request body: JSON.parse")!.at(-1) ?? 0),
+      );
       const signal = new AbortController().signal;
       const repeat = backendAnswering(answer, false);
-      add("vllm backend, session's repeat call: engine body (messages' JSON reused) + answer schema + pivot", await cpuMs(() => repeat.complete({ request, sessionId: "s", signal })));
+      add(
+        "vllm backend, session's repeat call: engine body (messages' JSON reused) + answer schema + pivot",
+        await cpuMs(() => repeat.complete({ request, sessionId: "s", signal })),
+      );
       const fresh = backendAnswering(answer, false);
-      add("vllm backend, a session's first call: engine body (all JSON.stringify) + answer schema + pivot", await cpuMs((i) => fresh.complete({ request, sessionId: `s${i}`, signal })));
+      add(
+        "vllm backend, a session's first call: engine body (all JSON.stringify) + answer schema + pivot",
+        await cpuMs((i) => fresh.complete({ request, sessionId: `s${i}`, signal })),
+      );
       add("engine answer: JSON.parse", await cpuMs(() => JSON.parse(answer)));
       // As the gateway parses it: the answer's prompt extends the session's previous one by 40 ids
       // (each run its own session, whose previous answer was parsed beforehand).

@@ -25,7 +25,12 @@ export function parseVariant(spec: string, root: string): GatewayTarget {
   const head = colon === -1 ? spec : spec.slice(0, colon);
   const [name, dir] = head.split("@") as [string, string | undefined];
   const target: GatewayTarget = { name, cwd: dir ?? root, env: {}, args: [] };
-  for (const setting of colon === -1 ? [] : spec.slice(colon + 1).split(",").filter(Boolean)) {
+  for (const setting of colon === -1
+    ? []
+    : spec
+        .slice(colon + 1)
+        .split(",")
+        .filter(Boolean)) {
     if (setting.startsWith("--")) {
       const eq = setting.indexOf("=");
       target.args.push(...(eq === -1 ? [setting] : [setting.slice(0, eq), setting.slice(eq + 1)]));

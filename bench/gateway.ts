@@ -63,9 +63,30 @@ async function main(): Promise<void> {
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const onCpu = (cpu: number) => (PIN ? ["taskset", "-c", String(cpu)] : []);
   if (PIN) Bun.spawnSync(["taskset", "-cp", "0", String(process.pid)]);
-  const engine = Bun.spawn([...onCpu(0), "bun", "bin/polar.ts", "mock-engine", "--port", String(enginePort), "--ttft-ms", String(TTFT_MS)], { cwd: ROOT, stderr: "inherit", stdout: "ignore" });
+  const engine = Bun.spawn([...onCpu(0), "bun", "bin/polar.ts", "mock-engine", "--port", String(enginePort), "--ttft-ms", String(TTFT_MS)], {
+    cwd: ROOT,
+    stderr: "inherit",
+    stdout: "ignore",
+  });
   const gateway = Bun.spawn(
-    [...onCpu(1), "bun", "bin/polar.ts", "gateway", "--port", String(gatewayPort), "--engine", engineUrl, "--model", MODEL, "--db", join(dir, "bench.db"), "--admin-token", ADMIN, "--retries", "0"],
+    [
+      ...onCpu(1),
+      "bun",
+      "bin/polar.ts",
+      "gateway",
+      "--port",
+      String(gatewayPort),
+      "--engine",
+      engineUrl,
+      "--model",
+      MODEL,
+      "--db",
+      join(dir, "bench.db"),
+      "--admin-token",
+      ADMIN,
+      "--retries",
+      "0",
+    ],
     { cwd: ROOT, stderr: "ignore", stdout: "ignore" },
   );
   try {
@@ -83,15 +104,23 @@ async function main(): Promise<void> {
     await runCase(`${gatewayUrl}/v1/chat/completions`, [warmKey!], agentBody(MODEL, 100_000, false));
     await runCase(`${engineUrl}/v1/chat/completions`, ["x"], agentBody(MODEL, 100_000, false));
 
-    console.log(`engine: mock, ${TTFT_MS} ms per call; ${PER_SESSION} requests per session; machine: ${navigator.hardwareConcurrency} cores; ${PIN ? "pinned: gateway CPU 1, engine + load CPU 0" : "not pinned"}`);
-    console.log("| body | stream | sessions | direct p50 ms | gateway p50 ms | p50 overhead | direct p99 ms | gateway p99 ms | direct req/s | gateway req/s | gateway RSS MiB |");
+    console.log(
+      `engine: mock, ${TTFT_MS} ms per call; ${PER_SESSION} requests per session; machine: ${navigator.hardwareConcurrency} cores; ${PIN ? "pinned: gateway CPU 1, engine + load CPU 0" : "not pinned"}`,
+    );
+    console.log(
+      "| body | stream | sessions | direct p50 ms | gateway p50 ms | p50 overhead | direct p99 ms | gateway p99 ms | direct req/s | gateway req/s | gateway RSS MiB |",
+    );
     console.log("|---|---|---|---|---|---|---|---|---|---|---|");
     let peakRss = 0;
     for (const size of [1_000, 100_000]) {
       for (const stream of [false, true]) {
         for (const concurrency of [1, 32]) {
           const body = agentBody(MODEL, size, stream);
-          const direct = await runCase(`${engineUrl}/v1/chat/completions`, Array.from({ length: concurrency }, () => "x"), body);
+          const direct = await runCase(
+            `${engineUrl}/v1/chat/completions`,
+            Array.from({ length: concurrency }, () => "x"),
+            body,
+          );
           const viaGateway = await runCase(`${gatewayUrl}/v1/chat/completions`, await sessionKeys(concurrency), body);
           const rss = rssMiB(gateway.pid);
           peakRss = Math.max(peakRss, rss);

@@ -23,13 +23,20 @@ async function run(driver: string, path: string): Promise<void> {
     const db = new Database(path);
     db.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
     const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
-    for (let b = 0; b < ROWS / BATCH; b++) db.transaction(() => { for (let i = 0; i < BATCH; i++) insert.run(payload); })();
+    for (let b = 0; b < ROWS / BATCH; b++)
+      db.transaction(() => {
+        for (let i = 0; i < BATCH; i++) insert.run(payload);
+      })();
     db.close();
   } else {
     const client = createClient({ url: `file:${path}` });
     await client.execute("PRAGMA journal_mode = WAL");
     await client.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
-    for (let b = 0; b < ROWS / BATCH; b++) await client.batch(Array.from({ length: BATCH }, () => ({ sql: "INSERT INTO t (v) VALUES (?)", args: [payload] })), "write");
+    for (let b = 0; b < ROWS / BATCH; b++)
+      await client.batch(
+        Array.from({ length: BATCH }, () => ({ sql: "INSERT INTO t (v) VALUES (?)", args: [payload] })),
+        "write",
+      );
     client.close();
   }
 }

@@ -125,10 +125,49 @@ interface Node {
 
 async function startNodeProcess(name: string, cwd: string, engineUrl: string, dir: string): Promise<Node> {
   const port = await freePort();
-  const args = ["bin/polar.ts", "node", "--node-id", `bench-${name}-${process.pid}`, "--port", String(port), "--db", join(dir, `${name}.db`), "--admin-token", ADMIN];
-  args.push("--runtime", "process", "--engine", engineUrl, "--init-workers", String(WORKERS), "--run-workers", String(WORKERS), "--postrun-workers", String(WORKERS), "--ready-backlog", String(WORKERS));
+  const args = [
+    "bin/polar.ts",
+    "node",
+    "--node-id",
+    `bench-${name}-${process.pid}`,
+    "--port",
+    String(port),
+    "--db",
+    join(dir, `${name}.db`),
+    "--admin-token",
+    ADMIN,
+  ];
+  args.push(
+    "--runtime",
+    "process",
+    "--engine",
+    engineUrl,
+    "--init-workers",
+    String(WORKERS),
+    "--run-workers",
+    String(WORKERS),
+    "--postrun-workers",
+    String(WORKERS),
+    "--ready-backlog",
+    String(WORKERS),
+  );
   const child = Bun.spawn(["bun", ...args], { cwd, stderr: "inherit", stdout: "ignore", env: { ...process.env, POLAR_ROLLOUT_TOKEN: ROLLOUT } });
-  const node: Node = { name, child, url: `http://127.0.0.1:${port}`, samples: [], done: 0, statuses: new Map(), rewards: 0, warmRss: 0, cpuAtStart: 0, cpuAtEnd: 0, secondsMeasured: 0, endRss: 0, idle1Rss: 0, idleRss: 0 };
+  const node: Node = {
+    name,
+    child,
+    url: `http://127.0.0.1:${port}`,
+    samples: [],
+    done: 0,
+    statuses: new Map(),
+    rewards: 0,
+    warmRss: 0,
+    cpuAtStart: 0,
+    cpuAtEnd: 0,
+    secondsMeasured: 0,
+    endRss: 0,
+    idle1Rss: 0,
+    idleRss: 0,
+  };
   return node;
 }
 
@@ -141,7 +180,11 @@ async function drive(node: Node, listener: ReturnType<typeof startListener>, pre
       submitted += samples;
       const taskId = `${prefix}-${submitted}`;
       const finished = listener.waitFor(taskId);
-      const res = await fetch(`${node.url}/rollout/task/submit`, { method: "POST", headers: { authorization: `Bearer ${ROLLOUT}`, "content-type": "application/json" }, body: JSON.stringify(taskRequest(taskId, samples, listener.url)) });
+      const res = await fetch(`${node.url}/rollout/task/submit`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ROLLOUT}`, "content-type": "application/json" },
+        body: JSON.stringify(taskRequest(taskId, samples, listener.url)),
+      });
       if (!res.ok) throw new Error(`${node.name}: submit ${taskId}: HTTP ${res.status} ${await res.text()}`);
       const done = await finished;
       if (!counted) continue;
@@ -196,7 +239,10 @@ async function main(): Promise<void> {
     console.log(
       `machine: ${navigator.hardwareConcurrency} cores, Bun ${Bun.version}; process runtime (bwrap), mini harness, mock engine at 0 ms; ${WARMUP} warm-up + ${ROLLOUTS} rollouts per node as tasks of ${SAMPLES}, ${TASKS_IN_FLIGHT} tasks in flight, ${WORKERS} workers per stage; ${fmt(wall)} s`,
     );
-    console.log("| node | rollouts | statuses | reward sum | node CPU s | node CPU ms per rollout | rollouts/s | warm RSS MiB | peak RSS MiB per quarter | end RSS | 1 s idle | " + `${IDLE_SECONDS} s idle | peak RSS MiB |`);
+    console.log(
+      "| node | rollouts | statuses | reward sum | node CPU s | node CPU ms per rollout | rollouts/s | warm RSS MiB | peak RSS MiB per quarter | end RSS | 1 s idle | " +
+        `${IDLE_SECONDS} s idle | peak RSS MiB |`,
+    );
     console.log("|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|");
     for (const n of nodes) {
       const quarters = [0, 0, 0, 0];

@@ -30,7 +30,9 @@ import type { RuntimeSpec } from "../protocol/runtime.ts";
 import { openNodeStore } from "../node/store/db.ts";
 import { RolloutsRepo } from "../node/store/rollouts-repo.ts";
 
-const { values } = parseArgs({ options: { rollouts: { type: "string" }, capacity: { type: "string" }, slots: { type: "string" }, scale: { type: "string" }, seed: { type: "string" } } });
+const { values } = parseArgs({
+  options: { rollouts: { type: "string" }, capacity: { type: "string" }, slots: { type: "string" }, scale: { type: "string" }, seed: { type: "string" } },
+});
 const ROLLOUTS = Number(values.rollouts ?? 80);
 const CAPACITY = Number(values.capacity ?? 16);
 const SLOTS = Number(values.slots ?? 20);
@@ -118,7 +120,13 @@ class BusyMeter {
     const wall = this.last - this.start;
     const steady = (this.steadyEnd ?? this.last) - this.start;
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-    return { wall_s: wall / 1000, busy: this.area / (CAPACITY * wall), steady_busy: this.steadyArea / (CAPACITY * steady), call_ms: mean(this.callMs), tool_ms: mean(this.toolMs) };
+    return {
+      wall_s: wall / 1000,
+      busy: this.area / (CAPACITY * wall),
+      steady_busy: this.steadyArea / (CAPACITY * steady),
+      call_ms: mean(this.callMs),
+      tool_ms: mean(this.toolMs),
+    };
   }
 }
 
@@ -241,7 +249,11 @@ async function overlapped(engineUrl: string, all: Draw[]): Promise<ReturnType<Bu
     drawOf.set(r.id, d);
     return r;
   });
-  await repo.createTask("bench", request, rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: 0 })));
+  await repo.createTask(
+    "bench",
+    request,
+    rollouts.map((r) => ({ id: r.id, sampleIndex: r.sampleIndex, priority: 0 })),
+  );
   for (const r of rollouts) pipeline.submit(r);
   const samples: { run: number; ready: number; init: number; queued: number }[] = [];
   const sampler = setInterval(() => {
@@ -270,11 +282,17 @@ try {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   console.log(`pipeline bench: ${ROLLOUTS} rollouts, engine capacity ${CAPACITY}, ${SLOTS} run slots, time scale ${SCALE}, seed ${SEED}`);
   const over = await overlapped(engine.url, all);
-  console.log(`overlapped  wall ${over.wall_s.toFixed(1)} s  engine busy ${pct(over.busy)} (steady ${pct(over.steady_busy)})  mean LLM call ${over.call_ms.toFixed(0)} ms, tool ${over.tool_ms.toFixed(0)} ms`);
+  console.log(
+    `overlapped  wall ${over.wall_s.toFixed(1)} s  engine busy ${pct(over.busy)} (steady ${pct(over.steady_busy)})  mean LLM call ${over.call_ms.toFixed(0)} ms, tool ${over.tool_ms.toFixed(0)} ms`,
+  );
   const seq = await sequential(engine.url, all);
-  console.log(`sequential  wall ${seq.wall_s.toFixed(1)} s  engine busy ${pct(seq.busy)} (steady ${pct(seq.steady_busy)})  mean LLM call ${seq.call_ms.toFixed(0)} ms, tool ${seq.tool_ms.toFixed(0)} ms`);
+  console.log(
+    `sequential  wall ${seq.wall_s.toFixed(1)} s  engine busy ${pct(seq.busy)} (steady ${pct(seq.steady_busy)})  mean LLM call ${seq.call_ms.toFixed(0)} ms, tool ${seq.tool_ms.toFixed(0)} ms`,
+  );
   const batch = await batched(engine.url, all);
-  console.log(`batched     wall ${batch.wall_s.toFixed(1)} s  engine busy ${pct(batch.busy)} (steady ${pct(batch.steady_busy)})  mean LLM call ${batch.call_ms.toFixed(0)} ms, tool ${batch.tool_ms.toFixed(0)} ms`);
+  console.log(
+    `batched     wall ${batch.wall_s.toFixed(1)} s  engine busy ${pct(batch.busy)} (steady ${pct(batch.steady_busy)})  mean LLM call ${batch.call_ms.toFixed(0)} ms, tool ${batch.tool_ms.toFixed(0)} ms`,
+  );
   console.log(`wall: sequential / overlapped ×${(seq.wall_s / over.wall_s).toFixed(2)}, batched / overlapped ×${(batch.wall_s / over.wall_s).toFixed(2)}`);
 } finally {
   await engine.stop();

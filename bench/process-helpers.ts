@@ -25,7 +25,9 @@ export async function waitHealthy(url: string): Promise<void> {
 
 /** A process's resident set size in bytes (VmRSS). */
 export function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
   return Number(line!.split(/\s+/)[1]) * 1024;
 }
 

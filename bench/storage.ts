@@ -18,8 +18,22 @@ const TOOLS_BYTES = Number(values["tools-bytes"] ?? 20_000);
 const stack = await startStack({ engine: { script: { steps: Array.from({ length: TURNS }, (_, i) => ({ shell: `cat src/file_${i}.py` })) } } });
 try {
   const session = await stack.session({ bench: "storage" });
-  const bash = { type: "function", function: { name: "bash", description: "Run a shell command", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } };
-  const helper = (i: number) => ({ type: "function", function: { name: `tool_${i}`, description: "A harness tool with a long description. ".repeat(24), parameters: { type: "object", properties: { arg: { type: "string" } } } } });
+  const bash = {
+    type: "function",
+    function: {
+      name: "bash",
+      description: "Run a shell command",
+      parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+    },
+  };
+  const helper = (i: number) => ({
+    type: "function",
+    function: {
+      name: `tool_${i}`,
+      description: "A harness tool with a long description. ".repeat(24),
+      parameters: { type: "object", properties: { arg: { type: "string" } } },
+    },
+  });
   const tools = [bash, ...Array.from({ length: Math.max(0, Math.round(TOOLS_BYTES / 1100)) }, (_, i) => helper(i))];
   const messages: unknown[] = [
     { role: "system", content: "You are a coding agent working in a Python repository. ".repeat(40) },
@@ -61,7 +75,9 @@ try {
   console.log(`| request JSON, every call in full | ${requestJson.toLocaleString("en")} |`);
   console.log(`| request JSON stored (new messages against an earlier call, tools once) | ${bytes.requests.toLocaleString("en")} |`);
   console.log(`| SQLite file after a WAL checkpoint, everything included | ${(statSync(stack.dbPath).size + walSize(stack.dbPath)).toLocaleString("en")} |`);
-  console.log(`stored prompt bytes / (final context × 4) = ${(bytes.prompt / (uniqueTokens * 4)).toFixed(3)}; vs full prompts: ${((promptTokens * 4) / bytes.prompt).toFixed(1)}× smaller`);
+  console.log(
+    `stored prompt bytes / (final context × 4) = ${(bytes.prompt / (uniqueTokens * 4)).toFixed(3)}; vs full prompts: ${((promptTokens * 4) / bytes.prompt).toFixed(1)}× smaller`,
+  );
 } finally {
   await stack.stop();
 }

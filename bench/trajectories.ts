@@ -97,7 +97,9 @@ const nonZero = (counts: Record<string, number>) =>
     .join(", ") || "—";
 
 function printTableHeader(): void {
-  console.log("| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | exact context (calls) | context drift (tokens) | splits (cause) | normalisations | rebuild ms |");
+  console.log(
+    "| strategy | traces | tokens to process | trainable | exactly sampled | logprob coverage | exact context (calls) | context drift (tokens) | splits (cause) | normalisations | rebuild ms |",
+  );
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|");
 }
 
@@ -120,7 +122,9 @@ function printContextSummary(title: string, sessions: Map<Strategy, SessionTraje
   const merged = aware.reduce((n, s) => n + s.calls_used - s.trace_count, 0);
   const mergedExact = aware.reduce((n, s) => n + s.context_exact_calls - s.trace_count, 0);
   const drift = aware.reduce((n, s) => n + s.context_drift_tokens, 0);
-  console.log(`\n${title}: template-aware merged ${merged} calls into earlier traces; ${merged - mergedExact} of them were sampled from a context other than the trace's (${drift.toLocaleString("en")} drift tokens in all).`);
+  console.log(
+    `\n${title}: template-aware merged ${merged} calls into earlier traces; ${merged - mergedExact} of them were sampled from a context other than the trace's (${drift.toLocaleString("en")} drift tokens in all).`,
+  );
 }
 
 async function syntheticSessions(): Promise<void> {
@@ -146,7 +150,9 @@ async function realCliSessions(): Promise<void> {
   const sessions = await recordRealCliSessions(REAL_CLI_TURNS, (line) => console.error(line));
   const all: Map<Strategy, SessionTrajectoryStats>[] = [];
   for (const { name, calls, runMs } of sessions) {
-    console.log(`\n#### REAL CLI: ${name} — ${calls.length} calls, ${recordedTokens(calls).toLocaleString("en")} recorded tokens, CLI run ${(runMs / 1000).toFixed(1)} s\n`);
+    console.log(
+      `\n#### REAL CLI: ${name} — ${calls.length} calls, ${recordedTokens(calls).toLocaleString("en")} recorded tokens, CLI run ${(runMs / 1000).toFixed(1)} s\n`,
+    );
     printTableHeader();
     all.push(printStrategyRows(calls));
   }

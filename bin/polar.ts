@@ -9,13 +9,32 @@ import { TaskFileError } from "../lib/task-file.ts";
 import { PolarError } from "../protocol/errors.ts";
 
 const COMMANDS: Record<string, { summary: string; run: (argv: string[]) => Promise<void> }> = {
-  demo: { summary: "run the embedded demo: a node, the mock engine and the mini agent on bundled tasks (--cluster: coordinator + 2 nodes + a trainer, with the dashboard)", run: async (a) => (await import("../node/demo/cli.ts")).runDemoCli(a) },
+  demo: {
+    summary:
+      "run the embedded demo: a node, the mock engine and the mini agent on bundled tasks (--cluster: coordinator + 2 nodes + a trainer, with the dashboard)",
+    run: async (a) => (await import("../node/demo/cli.ts")).runDemoCli(a),
+  },
   gateway: { summary: "run the LLM gateway", run: async (a) => (await import("../node/gateway/cli.ts")).runGatewayCli(a) },
-  tasks: { summary: "task files: validate (gold patch → reward 1, unmodified repository → reward 0), import exercism", run: async (a) => (await import("../node/eval/cli.ts")).runTasksCli(a) },
-  generate: { summary: "offline trajectories / SFT data: rollouts against an endpoint or the mock engine, accepted ones as chat + token rows (resumable)", run: async (a) => (await import("../node/generate/cli.ts")).runGenerateCli(a) },
-  node: { summary: "run the node agent: gateway, sandbox pool, rollout pipeline and Polar's rollout API", run: async (a) => (await import("../node/node-cli.ts")).runNodeCli(a) },
-  gym: { summary: "run a NeMo Gym agent server (POST /run, /aggregate_metrics) in front of a node: each row is one rollout", run: async (a) => (await import("../node/gym/cli.ts")).runGymCli(a) },
-  coordinator: { summary: "run the coordinator: queue, load balancing across nodes, trainer streams, admin API", run: async (a) => (await import("../coordinator/cli.ts")).runCoordinatorCli(a) },
+  tasks: {
+    summary: "task files: validate (gold patch → reward 1, unmodified repository → reward 0), import exercism",
+    run: async (a) => (await import("../node/eval/cli.ts")).runTasksCli(a),
+  },
+  generate: {
+    summary: "offline trajectories / SFT data: rollouts against an endpoint or the mock engine, accepted ones as chat + token rows (resumable)",
+    run: async (a) => (await import("../node/generate/cli.ts")).runGenerateCli(a),
+  },
+  node: {
+    summary: "run the node agent: gateway, sandbox pool, rollout pipeline and Polar's rollout API",
+    run: async (a) => (await import("../node/node-cli.ts")).runNodeCli(a),
+  },
+  gym: {
+    summary: "run a NeMo Gym agent server (POST /run, /aggregate_metrics) in front of a node: each row is one rollout",
+    run: async (a) => (await import("../node/gym/cli.ts")).runGymCli(a),
+  },
+  coordinator: {
+    summary: "run the coordinator: queue, load balancing across nodes, trainer streams, admin API",
+    run: async (a) => (await import("../coordinator/cli.ts")).runCoordinatorCli(a),
+  },
   "mock-engine": { summary: "run the vLLM/SGLang-compatible mock engine", run: async (a) => (await import("../node/mock-engine/cli.ts")).runMockEngineCli(a) },
 };
 

@@ -26,7 +26,12 @@ export interface CoordinatorObservability {
 /** The rollout API's gate: open (loopback only, checked by the config), or the rollout or admin token; node and trainer tokens are other roles'. */
 export function coordinatorRolloutAccess(config: CoordinatorConfig): RolloutApiAccess {
   if (config.openRolloutApi) return { open: true };
-  return { open: false, rolloutToken: config.rolloutToken!, adminToken: config.adminToken, otherRoles: { node: config.nodeToken, trainer: config.trainerToken } };
+  return {
+    open: false,
+    rolloutToken: config.rolloutToken!,
+    adminToken: config.adminToken,
+    otherRoles: { node: config.nodeToken, trainer: config.trainerToken },
+  };
 }
 
 function errorJson(c: Context, err: PolarError): Response {
@@ -34,10 +39,23 @@ function errorJson(c: Context, err: PolarError): Response {
   return c.json(body, status as 400);
 }
 
-export function createCoordinatorApp(deps: { coordinator: Coordinator; config: CoordinatorConfig; tasks: TaskCatalog; callbacks: CallbackSender; observability: CoordinatorObservability }): Hono {
+export function createCoordinatorApp(deps: {
+  coordinator: Coordinator;
+  config: CoordinatorConfig;
+  tasks: TaskCatalog;
+  callbacks: CallbackSender;
+  observability: CoordinatorObservability;
+}): Hono {
   const { coordinator, config } = deps;
   const app = new Hono();
-  app.get("/health", (c) => c.json({ ok: true, policy_version: coordinator.policyVersion, paused: coordinator.isPaused, nodes: [...coordinator.nodes.values()].filter((n) => n.peer).length }));
+  app.get("/health", (c) =>
+    c.json({
+      ok: true,
+      policy_version: coordinator.policyVersion,
+      paused: coordinator.isPaused,
+      nodes: [...coordinator.nodes.values()].filter((n) => n.peer).length,
+    }),
+  );
   app.route("/", dashboardRoutes());
   const isAdmin = (headers: Headers) => tokenMatches(presentedToken(headers), config.adminToken);
   if (config.metricsRequireAdminToken) {
@@ -50,7 +68,17 @@ export function createCoordinatorApp(deps: { coordinator: Coordinator; config: C
   app.notFound((c) => errorJson(c, new PolarError("not_found", `no route ${c.req.method} ${c.req.path}`)));
   app.onError((err, c) => {
     const e = asPolarError(err);
-    if (e.code === "internal") console.error(JSON.stringify({ ts: new Date().toISOString(), level: "error", event: "http.failed", method: c.req.method, path: c.req.path, cause: describeCause(e.cause) }));
+    if (e.code === "internal")
+      console.error(
+        JSON.stringify({
+          ts: new Date().toISOString(),
+          level: "error",
+          event: "http.failed",
+          method: c.req.method,
+          path: c.req.path,
+          cause: describeCause(e.cause),
+        }),
+      );
     const { body, status } = adminErrorResponse(e);
     return c.json(body, status as 500);
   });

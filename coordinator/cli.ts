@@ -13,7 +13,11 @@ const DEFAULTS = CoordinatorConfig.parse({ nodeToken: PLACEHOLDER("n"), trainerT
 const FLAGS: FlagSpecs = {
   host: { type: "string", help: "address to listen on", default: DEFAULTS.host },
   port: { type: "string", help: "port to listen on (0 = any free port)", default: String(DEFAULTS.port) },
-  db: { type: "string", help: "SQLite file or :memory:, or a libsql:// / http(s):// / ws(s):// libSQL server URL (auth token: env POLAR_DB_AUTH_TOKEN)", default: DEFAULTS.db },
+  db: {
+    type: "string",
+    help: "SQLite file or :memory:, or a libsql:// / http(s):// / ws(s):// libSQL server URL (auth token: env POLAR_DB_AUTH_TOKEN)",
+    default: DEFAULTS.db,
+  },
   tasks: { type: "string", help: "JSONL task file trainers and rollout API requests may name tasks from" },
   "node-token": { type: "string", help: "token nodes present (env POLAR_NODE_TOKEN; generated if unset)" },
   "trainer-token": { type: "string", help: "token trainers present (env POLAR_TRAINER_TOKEN; generated if unset)" },
@@ -28,7 +32,11 @@ const FLAGS: FlagSpecs = {
   "stale-action": { type: "string", help: `what happens to a too-stale rollout: ${STALE_ACTIONS.join(" | ")}`, default: DEFAULTS.staleAction },
   "max-policy-step": { type: "string", help: "how far one move may take the policy version", default: String(DEFAULTS.maxPolicyStep) },
   "retention-ms": { type: "string", help: "how long acknowledged results are kept", default: String(DEFAULTS.retentionMs) },
-  "pass-rate-half-life": { type: "string", help: "half-life, in completed groups of a task, of its pass-rate estimate", default: String(DEFAULTS.passRateHalfLifeGroups) },
+  "pass-rate-half-life": {
+    type: "string",
+    help: "half-life, in completed groups of a task, of its pass-rate estimate",
+    default: String(DEFAULTS.passRateHalfLifeGroups),
+  },
 };
 
 function token(flag: string | undefined, env: string, who: string): string {

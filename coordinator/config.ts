@@ -36,15 +36,31 @@ export const CoordinatorConfig = z
     /** How far one move may take the policy version (a trainer's `policy`/`resume`, the admin resume): a bad or hostile value cannot lock the others out. */
     maxPolicyStep: z.number().int().positive().default(1000),
     /** Acknowledged results are kept this long, then pruned. */
-    retentionMs: z.number().int().nonnegative().default(24 * 3600_000),
+    retentionMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(24 * 3600_000),
     pruneEveryMs: z.number().int().positive().default(60_000),
     /** Bytes of a WebSocket frame from a node (results carry traces) and from a trainer. */
-    maxNodeFrameBytes: z.number().int().positive().default(64 * 1024 * 1024),
-    maxTrainerFrameBytes: z.number().int().positive().default(4 * 1024 * 1024),
+    maxNodeFrameBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * 1024 * 1024),
+    maxTrainerFrameBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(4 * 1024 * 1024),
     /** Bad frames a peer may send before it is disconnected. */
     maxBadFrames: z.number().int().min(1).default(10),
     /** Fresh results kept in memory for streaming without a store read. */
-    resultCacheBytes: z.number().int().nonnegative().default(64 * 1024 * 1024),
+    resultCacheBytes: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(64 * 1024 * 1024),
     /** JSONL task file trainers and rollout API requests may name tasks from. */
     tasks: z.string().optional(),
     /** Half-life, in completed groups of a task, of its pass-rate estimate (coordinator/task-stats.ts). */
@@ -52,11 +68,17 @@ export const CoordinatorConfig = z
     /** Also POST a rollout-API task's TaskResult to its callback_url when it was cancelled (Polar posts nothing then). */
     callbackOnCancel: z.boolean().default(false),
   })
-  .refine((c) => {
-    const tokens = [c.nodeToken, c.trainerToken, c.adminToken, ...(c.rolloutToken ? [c.rolloutToken] : [])];
-    return new Set(tokens).size === tokens.length;
-  }, { message: "node, trainer, admin and rollout tokens must differ", path: ["adminToken"] })
-  .refine((c) => c.openRolloutApi || c.rolloutToken, { message: "a rollout token is required (POLAR_ROLLOUT_TOKEN or --rollout-token), unless the rollout API is open (--open) on a loopback host", path: ["rolloutToken"] })
+  .refine(
+    (c) => {
+      const tokens = [c.nodeToken, c.trainerToken, c.adminToken, ...(c.rolloutToken ? [c.rolloutToken] : [])];
+      return new Set(tokens).size === tokens.length;
+    },
+    { message: "node, trainer, admin and rollout tokens must differ", path: ["adminToken"] },
+  )
+  .refine((c) => c.openRolloutApi || c.rolloutToken, {
+    message: "a rollout token is required (POLAR_ROLLOUT_TOKEN or --rollout-token), unless the rollout API is open (--open) on a loopback host",
+    path: ["rolloutToken"],
+  })
   .refine((c) => !c.openRolloutApi || isLoopbackHost(c.host), { message: "an open rollout API needs a loopback host", path: ["openRolloutApi"] });
 export type CoordinatorConfig = z.infer<typeof CoordinatorConfig>;
 export type CoordinatorConfigInput = z.input<typeof CoordinatorConfig>;

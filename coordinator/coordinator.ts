@@ -105,7 +105,10 @@ export class Coordinator {
     });
     this.presence = new NodePresence(this.core, this.outcomes);
     this.identities = new PeerIdentities(repo, (write) => this.persist(write));
-    this.acks = new GroupCommit((write) => this.persist(write), (batch) => repo.ack(batch, this.now()));
+    this.acks = new GroupCommit(
+      (write) => this.persist(write),
+      (batch) => repo.ack(batch, this.now()),
+    );
   }
 
   // ---- read-only views (routes, handlers) ---------------------------------------------------
@@ -192,7 +195,16 @@ export class Coordinator {
 
   nodeHeartbeat(node: NodeState, load: StageLoad, imagesWarm: Record<string, number>, gateway: GatewayLatency | undefined): void {
     this.nodeBook.recordHeartbeat(node, load, imagesWarm, gateway);
-    this.events.emit("node.heartbeat", { node_id: node.id, load, images_warm: [...node.warm], warm_sandboxes: imagesWarm, gateway: gateway ?? null, assigned: node.assigned.size, slots: slots(node.capacity), at: this.now() });
+    this.events.emit("node.heartbeat", {
+      node_id: node.id,
+      load,
+      images_warm: [...node.warm],
+      warm_sandboxes: imagesWarm,
+      gateway: gateway ?? null,
+      assigned: node.assigned.size,
+      slots: slots(node.capacity),
+      at: this.now(),
+    });
   }
 
   /** The node reports the stage its run of a rollout reached. */
@@ -232,7 +244,8 @@ export class Coordinator {
     if (!Number.isSafeInteger(version) || version < 0) throw new PolarError("bad_request", `policy version ${version} is not a non-negative safe integer`);
     if (version < this.version) throw new PolarError("conflict", `policy version ${version} is older than the current ${this.version}`);
     const step = this.config.maxPolicyStep;
-    if (version - this.version > step) throw new PolarError("bad_request", `policy version ${version} is more than max_policy_step (${step}) ahead of the current ${this.version}`);
+    if (version - this.version > step)
+      throw new PolarError("bad_request", `policy version ${version} is more than max_policy_step (${step}) ahead of the current ${this.version}`);
     if (version === this.version) return;
     const from = this.version;
     this.version = version;

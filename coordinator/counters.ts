@@ -20,11 +20,35 @@ export interface CoordinatorCounters {
 }
 
 /** The SessionTiming fields summed per stage. */
-const STAGE_TIMINGS = ["init_ms", "ready_queue_ms", "run_ms", "postrun_queue_ms", "postrun_ms", "container_start_ms", "prepare_ms", "agent_exec_ms", "build_ms", "eval_ms", "e2e_ms"];
+const STAGE_TIMINGS = [
+  "init_ms",
+  "ready_queue_ms",
+  "run_ms",
+  "postrun_queue_ms",
+  "postrun_ms",
+  "container_start_ms",
+  "prepare_ms",
+  "agent_exec_ms",
+  "build_ms",
+  "eval_ms",
+  "e2e_ms",
+];
 
 /** Counters kept up to date by listeners on `events`. */
 export function countEvents(events: EventBus<CoordinatorEvents>): CoordinatorCounters {
-  const k: CoordinatorCounters = { dispatched: 0, results_accepted: 0, results_late_dropped: 0, results_streamed: 0, results_streamed_bytes: 0, requeued: 0, nodes_lost: 0, groups_flat: 0, groups_replaced: 0, replacements_exhausted: 0, stage_ms: {} };
+  const k: CoordinatorCounters = {
+    dispatched: 0,
+    results_accepted: 0,
+    results_late_dropped: 0,
+    results_streamed: 0,
+    results_streamed_bytes: 0,
+    requeued: 0,
+    nodes_lost: 0,
+    groups_flat: 0,
+    groups_replaced: 0,
+    replacements_exhausted: 0,
+    stage_ms: {},
+  };
   events.on("rollout.dispatched", () => void k.dispatched++);
   events.on("rollout.requeued", (e) => void (k.requeued += e.rollout_ids.length));
   events.on("node.lost", () => void k.nodes_lost++);

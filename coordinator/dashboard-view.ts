@@ -21,7 +21,10 @@ export interface CoordinatorDashboard {
   rollout(rolloutId: string, groupId?: string): Promise<RolloutDetail | undefined>;
 }
 
-export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: CoordinatorMetrics; feed: EventFeed; trainers?: () => Iterable<Readonly<TrainerStream>> }): CoordinatorDashboard {
+export function coordinatorDashboard(
+  coordinator: Coordinator,
+  deps: { metrics: CoordinatorMetrics; feed: EventFeed; trainers?: () => Iterable<Readonly<TrainerStream>> },
+): CoordinatorDashboard {
   const history = new DashboardHistory();
   const ev = coordinator.events;
   const { feed, metrics } = deps;
@@ -48,7 +51,10 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
     history.step(e.rollout_id, { at: e.at, state: e.to, node_id: e.node_id });
   });
   // A node's terminal state is the coordinator's own next step (its state change, with the result).
-  ev.on("rollout.stage_changed", (e) => void (!isTerminalRolloutState(e.stage) && history.step(e.rollout_id, { at: e.at, state: e.stage, node_id: e.node_id })));
+  ev.on(
+    "rollout.stage_changed",
+    (e) => void (!isTerminalRolloutState(e.stage) && history.step(e.rollout_id, { at: e.at, state: e.stage, node_id: e.node_id })),
+  );
   ev.on("result.accepted", (e) => {
     const started = metrics.versionStarted(e.rollout_id);
     const version = coordinator.policyVersion;
@@ -94,7 +100,14 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
   });
   ev.on("group.finished", (e) => {
     // The group's last result is announced right after its group: summarise once it has been.
-    setTimeout(() => feed.publish("group.summary", history.groupFinished({ group_id: e.group_id, task_id: e.task_id, status: e.status, n: e.n, policy_version: coordinator.policyVersion, at: e.at })), 0);
+    setTimeout(
+      () =>
+        feed.publish(
+          "group.summary",
+          history.groupFinished({ group_id: e.group_id, task_id: e.task_id, status: e.status, n: e.n, policy_version: coordinator.policyVersion, at: e.at }),
+        ),
+      0,
+    );
   });
 
   function nodes(): DashboardNode[] {
@@ -136,7 +149,13 @@ export function coordinatorDashboard(coordinator: Coordinator, deps: { metrics: 
         paused: coordinator.isPaused,
         queue,
         nodes: nodes(),
-        trainers: [...(deps.trainers?.() ?? [])].map((s) => ({ trainer_id: s.id, connected: s.peer !== null, credits: s.credits, unacked: s.inFlight.size, pending: pendingCount(s) })),
+        trainers: [...(deps.trainers?.() ?? [])].map((s) => ({
+          trainer_id: s.id,
+          connected: s.peer !== null,
+          credits: s.credits,
+          unacked: s.inFlight.size,
+          pending: pendingCount(s),
+        })),
         active,
         results: [...history.results],
         groups: [...history.groups],

@@ -50,12 +50,24 @@ export class Dispatcher {
         const batch = this.pick();
         if (batch.length === 0) continue;
         const version = c.policyVersion();
-        await c.persist(() => c.repo.assign(batch.map((d) => ({ rolloutId: d.rollout.id, nodeId: d.node.id, attempt: d.attempt, policyVersion: version })), c.now()));
+        await c.persist(() =>
+          c.repo.assign(
+            batch.map((d) => ({ rolloutId: d.rollout.id, nodeId: d.node.id, attempt: d.attempt, policyVersion: version })),
+            c.now(),
+          ),
+        );
         for (const { rollout, node, attempt } of batch) {
           // Cancelled or reassigned while the round was being written: nothing to send.
           if (rollout.state !== "ASSIGNED" || rollout.attempt !== attempt || rollout.nodeId !== node.id || !node.peer) continue;
           node.peer.send({ type: "assign", assignment: this.assignmentFor(rollout) });
-          c.events.emit("rollout.dispatched", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: node.id, attempt, policy_version: version, at: c.now() });
+          c.events.emit("rollout.dispatched", {
+            rollout_id: rollout.id,
+            group_id: rollout.groupId,
+            node_id: node.id,
+            attempt,
+            policy_version: version,
+            at: c.now(),
+          });
         }
         if (batch.length === DISPATCH_BATCH) this.again = true;
       } while (this.again);

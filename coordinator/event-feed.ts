@@ -73,10 +73,24 @@ export function coordinatorEventFeed(coordinator: Coordinator, options: EventFee
     });
   });
   ev.on("group.progressed", (e) => {
-    feed.publish("task.updated", { task_id: e.task_id, completed_sessions: e.finished, total_sessions: e.n, usable_sessions: e.usable, group_id: e.group_id, trainer_id: e.trainer_id });
+    feed.publish("task.updated", {
+      task_id: e.task_id,
+      completed_sessions: e.finished,
+      total_sessions: e.n,
+      usable_sessions: e.usable,
+      group_id: e.group_id,
+      trainer_id: e.trainer_id,
+    });
   });
   ev.on("group.finished", (e) => {
-    feed.publish("task.completed", { task_id: e.task_id, status: e.status, completed_sessions: e.n, usable_sessions: e.usable, group_id: e.group_id, trainer_id: e.trainer_id });
+    feed.publish("task.completed", {
+      task_id: e.task_id,
+      status: e.status,
+      completed_sessions: e.n,
+      usable_sessions: e.usable,
+      group_id: e.group_id,
+      trainer_id: e.trainer_id,
+    });
   });
   ev.on("rollout.state_changed", (e) => {
     feed.publish("session.state_changed", {
@@ -95,7 +109,16 @@ export function coordinatorEventFeed(coordinator: Coordinator, options: EventFee
   ev.on("rollout.stage_changed", (e) => {
     const status = STAGE_STATUS[e.stage];
     if (!status) return;
-    feed.publish("session.state_changed", { task_id: taskIdOf(e.group_id), session_id: e.rollout_id, status, state: "ASSIGNED", stage: e.stage, group_id: e.group_id, node_id: e.node_id, attempt: e.attempt });
+    feed.publish("session.state_changed", {
+      task_id: taskIdOf(e.group_id),
+      session_id: e.rollout_id,
+      status,
+      state: "ASSIGNED",
+      stage: e.stage,
+      group_id: e.group_id,
+      node_id: e.node_id,
+      attempt: e.attempt,
+    });
   });
   for (const name of PASSED_ON) {
     ev.on(name, (e: CoordinatorEvents[typeof name]) => {

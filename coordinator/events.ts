@@ -15,19 +15,54 @@ import type { RolloutStateName } from "./rollout-states.ts";
 
 export interface CoordinatorEvents {
   /** A group was accepted (stored with its rollouts, about to be queued). */
-  "group.created": { group_id: string; task_id: string; trainer_id: string | null; n: number; priority: number; image: string; rollout_ids: string[]; at: number };
+  "group.created": {
+    group_id: string;
+    task_id: string;
+    trainer_id: string | null;
+    n: number;
+    priority: number;
+    image: string;
+    rollout_ids: string[];
+    at: number;
+  };
   /** A member of a group got its result. */
   "group.progressed": { group_id: string; task_id: string; trainer_id: string | null; finished: number; usable: number; n: number; at: number };
   /** Every member has a result (trainer `group` message, rollout API callback). */
-  "group.finished": { group_id: string; task_id: string; trainer_id: string | null; status: GroupEndStatus; n: number; usable: number; callback_url: string | null; at: number };
+  "group.finished": {
+    group_id: string;
+    task_id: string;
+    trainer_id: string | null;
+    status: GroupEndStatus;
+    n: number;
+    usable: number;
+    callback_url: string | null;
+    at: number;
+  };
   /** An operator deleted a group and everything of it. */
   "group.deleted": { group_id: string; at: number };
   /** A completed group's reward std was at or below its `min_reward_std` (0 unless the submit set one): no GRPO signal. */
-  "group.flat": { group_id: string; task_id: string; trainer_id: string | null; reward_std: number; min_reward_std: number; replacement_index: number; at: number };
+  "group.flat": {
+    group_id: string;
+    task_id: string;
+    trainer_id: string | null;
+    reward_std: number;
+    min_reward_std: number;
+    replacement_index: number;
+    at: number;
+  };
   /** A fresh group was started in place of a flat one (`replace_flat`); `replacement_index` is the new group's place in its chain. */
   "group.replaced": { group_id: string; replacement_group_id: string; task_id: string; trainer_id: string | null; replacement_index: number; at: number };
   /** A flat group asked for a replacement and got none: the chain's bound was reached or no task was left. */
-  "group.replacements_exhausted": { group_id: string; task_id: string; trainer_id: string | null; root_group_id: string; replacement_index: number; max_replacements: number; reason: ExhaustedReason; at: number };
+  "group.replacements_exhausted": {
+    group_id: string;
+    task_id: string;
+    trainer_id: string | null;
+    root_group_id: string;
+    replacement_index: number;
+    max_replacements: number;
+    reason: ExhaustedReason;
+    at: number;
+  };
   /** A completed group moved its task's pass-rate estimate (coordinator/task-stats.ts). */
   "task.stats_updated": { task_id: string; pass_rate: number; mean_reward: number; weight: number; groups: number; at: number };
 
@@ -103,7 +138,16 @@ export interface CoordinatorEvents {
   "peer.refused": { kind: "node" | "trainer"; id: string; reason: string; at: number };
   /** A node's grace ran out: its rollouts move on. */
   "node.lost": { node_id: string; rollout_ids: string[]; at: number };
-  "node.heartbeat": { node_id: string; load: StageLoad; images_warm: string[]; /** Ready sandboxes per image. */ warm_sandboxes: Record<string, number>; gateway: GatewayLatency | null; assigned: number; slots: number; at: number };
+  "node.heartbeat": {
+    node_id: string;
+    load: StageLoad;
+    images_warm: string[];
+    /** Ready sandboxes per image. */ warm_sandboxes: Record<string, number>;
+    gateway: GatewayLatency | null;
+    assigned: number;
+    slots: number;
+    at: number;
+  };
 
   /** A trainer asked the cluster to pause (weight sync); `nodes` were sent `pause`. */
   "cluster.pause_requested": { request_id: string; nodes: number; at: number };
@@ -114,7 +158,15 @@ export interface CoordinatorEvents {
   "policy.version_advanced": { from: number; to: number; stale_cancelled: number; at: number };
 
   /** A restarted coordinator reloaded what its previous life left. */
-  "coordinator.restored": { policy_version: number; groups: number; queued: number; awaiting_nodes: number; nodes: string[]; groups_completed: number; at: number };
+  "coordinator.restored": {
+    policy_version: number;
+    groups: number;
+    queued: number;
+    awaiting_nodes: number;
+    nodes: string[];
+    groups_completed: number;
+    at: number;
+  };
 }
 
 export type CoordinatorEventName = keyof CoordinatorEvents;

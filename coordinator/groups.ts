@@ -79,7 +79,8 @@ export function planGroup(args: NewGroup, mint: { id(prefix: string): string; se
   const image = args.request.runtime?.image ?? "default";
   const priority = args.request.dispatch_priority;
   const rollouts: NewRollout[] = [];
-  for (let idx = 0; idx < args.n; idx++) rollouts.push({ id: mint.id("ro"), groupId, idx, seq: mint.seq(), state: "QUEUED", priority, image, attempt: 0, createdAt: now });
+  for (let idx = 0; idx < args.n; idx++)
+    rollouts.push({ id: mint.id("ro"), groupId, idx, seq: mint.seq(), state: "QUEUED", priority, image, attempt: 0, createdAt: now });
   const sampling: GroupSampling = {
     minRewardStd: args.sampling?.minRewardStd ?? null,
     replaceFlat: args.sampling?.replaceFlat ?? null,
@@ -90,8 +91,33 @@ export function planGroup(args: NewGroup, mint: { id(prefix: string): string; se
   };
   const { trainerId, taskId, request, n, earlyStopMinUsable, advantages, callbackUrl } = args;
   return {
-    state: { id: groupId, trainerId, taskId, request, n, earlyStopMinUsable, advantages, callbackUrl, members: rollouts.map((r) => r.id), outcomes: new Map(), stopping: false, cancelled: false, sampling },
-    row: { id: groupId, trainerId: args.trainerId, taskId: args.taskId, request: args.request, n: args.n, earlyStopMinUsable: args.earlyStopMinUsable, advantages: args.advantages, callbackUrl: args.callbackUrl, state: "running", createdAt: now },
+    state: {
+      id: groupId,
+      trainerId,
+      taskId,
+      request,
+      n,
+      earlyStopMinUsable,
+      advantages,
+      callbackUrl,
+      members: rollouts.map((r) => r.id),
+      outcomes: new Map(),
+      stopping: false,
+      cancelled: false,
+      sampling,
+    },
+    row: {
+      id: groupId,
+      trainerId: args.trainerId,
+      taskId: args.taskId,
+      request: args.request,
+      n: args.n,
+      earlyStopMinUsable: args.earlyStopMinUsable,
+      advantages: args.advantages,
+      callbackUrl: args.callbackUrl,
+      state: "running",
+      createdAt: now,
+    },
     rollouts,
     sampling: {
       groupId,
@@ -111,9 +137,34 @@ export function admitGroup(c: CoordinatorCore, planned: PlannedGroup, now: numbe
   c.groups.set(group.id, group);
   const priority = group.request.dispatch_priority;
   const image = group.request.runtime?.image ?? "default";
-  c.events.emit("group.created", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, n: group.n, priority, image, rollout_ids: group.members, at: now });
+  c.events.emit("group.created", {
+    group_id: group.id,
+    task_id: group.taskId,
+    trainer_id: group.trainerId,
+    n: group.n,
+    priority,
+    image,
+    rollout_ids: group.members,
+    at: now,
+  });
   for (const row of rollouts) {
-    c.rollouts.add({ id: row.id, groupId: group.id, idx: row.idx, image, priority, seq: row.seq!, state: "QUEUED", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null, since: now }, "submitted");
+    c.rollouts.add(
+      {
+        id: row.id,
+        groupId: group.id,
+        idx: row.idx,
+        image,
+        priority,
+        seq: row.seq!,
+        state: "QUEUED",
+        nodeId: null,
+        attempt: 0,
+        policyVersionStarted: null,
+        stage: null,
+        since: now,
+      },
+      "submitted",
+    );
   }
   c.scheduleDispatch();
 }
@@ -155,5 +206,7 @@ export function isComplete(group: GroupState): boolean {
 
 /** A trainer's group as the TaskRequest its members run. */
 export function requestForGroup(spec: RequestOverlay, task: z.infer<typeof InlineTask>): TaskRequest {
-  return TaskRequest.parse(requestOverTask({ num_samples: 1, dispatch_priority: spec.priority, agent: spec.agent, builder: spec.builder, metadata: spec.metadata }, task));
+  return TaskRequest.parse(
+    requestOverTask({ num_samples: 1, dispatch_priority: spec.priority, agent: spec.agent, builder: spec.builder, metadata: spec.metadata }, task),
+  );
 }

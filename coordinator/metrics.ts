@@ -11,7 +11,6 @@ import { slots } from "./node-states.ts";
 import { ROLLOUT_STATES, TERMINAL_ROLLOUT_STATES } from "./rollout-states.ts";
 import { pendingCount, type TrainerStream } from "./trainer-streams.ts";
 
-
 const LIVE_ROLLOUT_STATES = ROLLOUT_STATES.filter((s) => !(TERMINAL_ROLLOUT_STATES as readonly string[]).includes(s));
 
 export interface CoordinatorMetricsSources {
@@ -38,7 +37,11 @@ export function coordinatorMetrics(coordinator: Coordinator, sources: Coordinato
   const rollouts = r.gauge("polar_rollouts", "Rollouts the coordinator holds unfinished, by state.", ["state"]);
   for (const state of LIVE_ROLLOUT_STATES) rollouts.set({ state }, 0);
   const finished = r.counter("polar_rollouts_finished_total", "Rollouts that ended, by final state.", ["state"]);
-  const failures = r.counter("polar_rollout_failures_total", "Ended rollouts by what their failure is attributed to (infrastructure, agent, evaluation, capture; cancelled).", ["kind"]);
+  const failures = r.counter(
+    "polar_rollout_failures_total",
+    "Ended rollouts by what their failure is attributed to (infrastructure, agent, evaluation, capture; cancelled).",
+    ["kind"],
+  );
   const queued = r.gauge("polar_queue_depth", "Rollouts waiting for a node.").collect((set) => set({}, coordinator.queue.size));
   const groupsRunning = r.gauge("polar_groups_running", "Groups with unfinished rollouts.").collect((set) => set({}, coordinator.groups.size));
   const groupsCreated = r.counter("polar_groups_created_total", "Groups accepted.");
@@ -48,7 +51,12 @@ export function coordinatorMetrics(coordinator: Coordinator, sources: Coordinato
   const replacementsExhausted = r.counter("polar_group_replacements_exhausted_total", "Flat groups that asked for a replacement and got none.");
   // Listed even at 0: an operator's alert on them needs the series to exist.
   for (const c of [groupsFlat, groupsReplaced, replacementsExhausted]) c.inc({}, 0);
-  const stage = r.histogram("polar_rollout_stage_duration_seconds", "Stage durations of finished rollouts: queue (coordinator) and the node's stages.", ["stage"], DURATION_BUCKETS_SECONDS);
+  const stage = r.histogram(
+    "polar_rollout_stage_duration_seconds",
+    "Stage durations of finished rollouts: queue (coordinator) and the node's stages.",
+    ["stage"],
+    DURATION_BUCKETS_SECONDS,
+  );
   const dispatched = r.counter("polar_dispatched_total", "Assignments sent to nodes.");
   const requeued = r.counter("polar_requeued_total", "Rollouts put back in the queue, by cause.", ["cause"]);
   const exhausted = r.counter("polar_rollout_attempts_exhausted_total", "Rollouts failed because their node was lost on the last allowed attempt.");
@@ -77,10 +85,15 @@ export function coordinatorMetrics(coordinator: Coordinator, sources: Coordinato
   const version = r.gauge("polar_policy_version", "The cluster's policy version.").collect((set) => set({}, coordinator.policyVersion));
   const advances = r.counter("polar_policy_version_advances_total", "Times the policy version moved forward.");
   const staleCancelled = r.counter("polar_stale_cancelled_total", "Rollouts cancelled and queued again for being too stale.");
-  const staleness = r.histogram("polar_result_staleness_versions", "Policy versions an accepted result lags behind the current one (current − version at dispatch).", [], STALENESS_BUCKETS);
+  const staleness = r.histogram(
+    "polar_result_staleness_versions",
+    "Policy versions an accepted result lags behind the current one (current − version at dispatch).",
+    [],
+    STALENESS_BUCKETS,
+  );
   const inFlightStaleness = r.gauge("polar_inflight_staleness_versions", "Policy-version lag of assigned rollouts: max and mean.", ["stat"]);
   const paused = r.gauge("polar_cluster_paused", "1 while the cluster is paused for a weight sync.").collect((set) => set({}, coordinator.isPaused ? 1 : 0));
-  void queued, groupsRunning, version, paused;
+  (void queued, groupsRunning, version, paused);
 
   r.gauge("polar_nodes_known", "Nodes the coordinator knows (connected, draining, or within their grace).").collect((set) => {
     let n = 0;

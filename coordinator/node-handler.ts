@@ -23,7 +23,13 @@ export class NodeHandler {
   async hello(peer: NodePeer, hello: NodeHello): Promise<NodeState | null> {
     const c = this.coordinator;
     if (hello.protocol_version !== LINK_PROTOCOL_VERSION) return c.nodeHello(peer, hello);
-    const admitted = await c.identities.admit("node", hello.node_id, hello.node_secret, () => Boolean(c.nodes.get(hello.node_id)?.peer), (issued) => c.nodeHello(peer, hello, issued));
+    const admitted = await c.identities.admit(
+      "node",
+      hello.node_id,
+      hello.node_secret,
+      () => Boolean(c.nodes.get(hello.node_id)?.peer),
+      (issued) => c.nodeHello(peer, hello, issued),
+    );
     if (admitted.ok) return admitted.value;
     refusePeer(c, peer, "node", hello.node_id, admitted);
     return null;
@@ -61,7 +67,6 @@ export class NodeHandler {
     await c.acceptResult(node.id, rolloutId, attempt, packed);
     node.peer?.send({ type: "result_ack", rollout_id: rolloutId, attempt });
   }
-
 
   closed(node: NodeState, peer: NodePeer): void {
     if (node.peer !== peer) return; // an older connection of a node that already reconnected

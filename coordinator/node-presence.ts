@@ -27,7 +27,15 @@ export class NodePresence {
     const reconnect = node !== undefined;
     c.nodes.recordHello(node ?? (node = c.nodes.add(hello.node_id, { to: "connected", peer, cause: "hello" })), hello);
     if (reconnect) c.nodes.move(node, { to: "connected", peer, cause: "hello" });
-    peer.send({ type: "welcome", protocol_version: LINK_PROTOCOL_VERSION, node_id: node.id, heartbeat_ms: c.config.heartbeatMs, policy_version: c.policyVersion(), trace_frames: true, ...(issuedSecret && { node_secret: issuedSecret }) });
+    peer.send({
+      type: "welcome",
+      protocol_version: LINK_PROTOCOL_VERSION,
+      node_id: node.id,
+      heartbeat_ms: c.config.heartbeatMs,
+      policy_version: c.policyVersion(),
+      trace_frames: true,
+      ...(issuedSecret && { node_secret: issuedSecret }),
+    });
 
     // What both agree on stays; what the node runs that is no longer its own is cancelled there.
     const kept = new Set<string>();
@@ -99,7 +107,12 @@ export class NodePresence {
       requeue.push(rollout);
     }
     if (requeue.length === 0) return;
-    await c.persist(() => c.repo.requeue(requeue.map((r) => r.id), cause));
+    await c.persist(() =>
+      c.repo.requeue(
+        requeue.map((r) => r.id),
+        cause,
+      ),
+    );
     c.events.emit("rollout.requeued", { rollout_ids: requeue.map((r) => r.id), node_id: node.id, cause, at: c.now() });
     c.scheduleDispatch();
   }

@@ -82,7 +82,20 @@ export class NodeBook {
 
   /** A node first heard of: by its hello (connected), or from the store after a restart (disconnected, its grace running). */
   add(id: string, move: NodeMove & { to: "connected" | "disconnected" }): NodeState {
-    const node: NodeState = { id, state: move.to, peer: null, info: null, capacity: { init: 1, run: 1, postrun: 1 }, assigned: new Set(), warm: new Set(), load: null, lastSeen: this.now(), gatewayCalls: 0, gatewayTotalMs: 0, graceTimer: null };
+    const node: NodeState = {
+      id,
+      state: move.to,
+      peer: null,
+      info: null,
+      capacity: { init: 1, run: 1, postrun: 1 },
+      assigned: new Set(),
+      warm: new Set(),
+      load: null,
+      lastSeen: this.now(),
+      gatewayCalls: 0,
+      gatewayTotalMs: 0,
+      graceTimer: null,
+    };
     this.nodes.set(id, node);
     this.apply(node, move);
     this.events.emit("node.state_changed", { node_id: id, from: null, to: move.to, cause: move.cause, at: this.now() });
@@ -109,7 +122,8 @@ export class NodeBook {
     }
     if (move.to === "draining") return;
     node.peer = null;
-    if (move.to === "disconnected" && !this.stopped) node.graceTimer = setTimeout(() => node.state === "disconnected" && this.onGraceExpired(node), this.graceMs);
+    if (move.to === "disconnected" && !this.stopped)
+      node.graceTimer = setTimeout(() => node.state === "disconnected" && this.onGraceExpired(node), this.graceMs);
   }
 
   /** What the node said of itself in its hello. */
@@ -143,5 +157,9 @@ export class NodeBook {
 }
 
 function warmSet(images: Record<string, number>): Set<string> {
-  return new Set(Object.entries(images).filter(([, n]) => n > 0).map(([image]) => image));
+  return new Set(
+    Object.entries(images)
+      .filter(([, n]) => n > 0)
+      .map(([image]) => image),
+  );
 }

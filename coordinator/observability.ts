@@ -10,7 +10,12 @@ import { coordinatorMetrics } from "./metrics.ts";
 import type { PauseBook } from "./pauses.ts";
 import type { TrainerStream } from "./trainer-streams.ts";
 
-export function observeCoordinator(coordinator: Coordinator, pauses: PauseBook, trainers: () => Iterable<Readonly<TrainerStream>>, heartbeatMs?: number): CoordinatorObservability {
+export function observeCoordinator(
+  coordinator: Coordinator,
+  pauses: PauseBook,
+  trainers: () => Iterable<Readonly<TrainerStream>>,
+  heartbeatMs?: number,
+): CoordinatorObservability {
   const metrics = coordinatorMetrics(coordinator, { trainers });
   const feed = coordinatorEventFeed(coordinator, heartbeatMs === undefined ? {} : { heartbeatMs });
   const dashboard = coordinatorDashboard(coordinator, { metrics, feed, trainers });

@@ -21,7 +21,10 @@ export class Outcomes {
     /** Told after `group.finished` is emitted, with the group itself (the rollout API routes read it). */
     private readonly onGroupFinished: (group: GroupState) => void = () => {},
   ) {
-    this.results = new GroupCommit<StoredResult>((write) => core.persist(write), (batch) => core.repo.saveResults(batch, core.now()));
+    this.results = new GroupCommit<StoredResult>(
+      (write) => core.persist(write),
+      (batch) => core.repo.saveResults(batch, core.now()),
+    );
   }
 
   /**
@@ -42,7 +45,17 @@ export class Outcomes {
     const timing = resultTiming(result);
     await this.finish(rollout, packed, result.status, result.error || null, timing);
     // Announced once stored (and the group's completion with it), as the node is told.
-    c.events.emit("result.accepted", { rollout_id: rolloutId, group_id: rollout.groupId, node_id: nodeId, attempt, status: result.status, reward: sessionReward(result), timing, facts: factsOfPacked(packed), at: c.now() });
+    c.events.emit("result.accepted", {
+      rollout_id: rolloutId,
+      group_id: rollout.groupId,
+      node_id: nodeId,
+      attempt,
+      status: result.status,
+      reward: sessionReward(result),
+      timing,
+      facts: factsOfPacked(packed),
+      at: c.now(),
+    });
     return "accepted";
   }
 
@@ -58,11 +71,35 @@ export class Outcomes {
     const stale = c.config.maxStaleness !== undefined && started < version - c.config.maxStaleness;
     const reward = sessionReward(result);
     group.outcomes.set(rollout.id, { status, reward, usable: status !== "CANCELLED" && isUsablePacked(packed) });
-    await this.results.add({ rolloutId: rollout.id, groupId: group.id, trainerId: group.trainerId, status, reward, session: result, traces: packed.traces, policyVersionStarted: started, stale, cause, acked: group.trainerId === null });
+    await this.results.add({
+      rolloutId: rollout.id,
+      groupId: group.id,
+      trainerId: group.trainerId,
+      status,
+      reward,
+      session: result,
+      traces: packed.traces,
+      policyVersionStarted: started,
+      stale,
+      cause,
+      acked: group.trainerId === null,
+    });
     if (group.trainerId) {
-      c.events.emit("result.ready", { trainer_id: group.trainerId, result: streamedResult({ result, status, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale }), traces: packed.traces });
+      c.events.emit("result.ready", {
+        trainer_id: group.trainerId,
+        result: streamedResult({ result, status, groupId: group.id, rolloutId: rollout.id, policyVersionStarted: started, stale }),
+        traces: packed.traces,
+      });
     }
-    c.events.emit("group.progressed", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, finished: group.outcomes.size, usable: usableCount(group), n: group.n, at: c.now() });
+    c.events.emit("group.progressed", {
+      group_id: group.id,
+      task_id: group.taskId,
+      trainer_id: group.trainerId,
+      finished: group.outcomes.size,
+      usable: usableCount(group),
+      n: group.n,
+      at: c.now(),
+    });
     await this.afterOutcome(group);
   }
 
@@ -98,8 +135,25 @@ export class Outcomes {
     );
     if (replacement) admitGroup(c, replacement, now);
     this.announceSampling(group, judged, replacement, plan?.kind === "exhausted" ? plan.reason : null, now);
-    if (stats) c.events.emit("task.stats_updated", { task_id: stats.taskId, pass_rate: passRate(stats), mean_reward: stats.rewardSum / stats.weight, weight: stats.weight, groups: stats.groups, at: now });
-    c.events.emit("group.finished", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, status, n: group.n, usable: usableCount(group), callback_url: group.callbackUrl, at: now });
+    if (stats)
+      c.events.emit("task.stats_updated", {
+        task_id: stats.taskId,
+        pass_rate: passRate(stats),
+        mean_reward: stats.rewardSum / stats.weight,
+        weight: stats.weight,
+        groups: stats.groups,
+        at: now,
+      });
+    c.events.emit("group.finished", {
+      group_id: group.id,
+      task_id: group.taskId,
+      trainer_id: group.trainerId,
+      status,
+      n: group.n,
+      usable: usableCount(group),
+      callback_url: group.callbackUrl,
+      at: now,
+    });
     this.onGroupFinished(group);
   }
 
@@ -127,11 +181,35 @@ export class Outcomes {
     const c = this.core;
     if (!judged.flat) return;
     const index = group.sampling.replacementIndex;
-    c.events.emit("group.flat", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, reward_std: judged.rewardStd!, min_reward_std: judged.threshold, replacement_index: index, at: now });
+    c.events.emit("group.flat", {
+      group_id: group.id,
+      task_id: group.taskId,
+      trainer_id: group.trainerId,
+      reward_std: judged.rewardStd!,
+      min_reward_std: judged.threshold,
+      replacement_index: index,
+      at: now,
+    });
     if (replacement) {
-      c.events.emit("group.replaced", { group_id: group.id, replacement_group_id: replacement.state.id, task_id: replacement.state.taskId, trainer_id: group.trainerId, replacement_index: index + 1, at: now });
+      c.events.emit("group.replaced", {
+        group_id: group.id,
+        replacement_group_id: replacement.state.id,
+        task_id: replacement.state.taskId,
+        trainer_id: group.trainerId,
+        replacement_index: index + 1,
+        at: now,
+      });
     } else if (exhausted) {
-      c.events.emit("group.replacements_exhausted", { group_id: group.id, task_id: group.taskId, trainer_id: group.trainerId, root_group_id: group.sampling.rootGroupId, replacement_index: index, max_replacements: group.sampling.replaceFlat!.max_replacements, reason: exhausted, at: now });
+      c.events.emit("group.replacements_exhausted", {
+        group_id: group.id,
+        task_id: group.taskId,
+        trainer_id: group.trainerId,
+        root_group_id: group.sampling.rootGroupId,
+        replacement_index: index,
+        max_replacements: group.sampling.replaceFlat!.max_replacements,
+        reason: exhausted,
+        at: now,
+      });
     }
   }
 
@@ -153,8 +231,20 @@ export class Outcomes {
   async exhausted(rollout: LiveRollout, cause: string): Promise<void> {
     const c = this.core;
     const group = c.groups.get(rollout.groupId)!;
-    c.events.emit("rollout.attempts_exhausted", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: rollout.nodeId ?? "", attempt: rollout.attempt, cause, at: c.now() });
-    const result = syntheticErrorResult({ sessionId: rollout.id, taskId: group.taskId, cause: `${cause}; no attempts left (${rollout.attempt})`, metadata: group.request.metadata });
+    c.events.emit("rollout.attempts_exhausted", {
+      rollout_id: rollout.id,
+      group_id: rollout.groupId,
+      node_id: rollout.nodeId ?? "",
+      attempt: rollout.attempt,
+      cause,
+      at: c.now(),
+    });
+    const result = syntheticErrorResult({
+      sessionId: rollout.id,
+      taskId: group.taskId,
+      cause: `${cause}; no attempts left (${rollout.attempt})`,
+      metadata: group.request.metadata,
+    });
     await this.finish(rollout, wholeResult(result), "ERROR", cause);
   }
 
@@ -168,7 +258,8 @@ export class Outcomes {
 
   /** Tells the node running `rollout` to stop it (nothing when it is queued or its node is away). */
   cancelOnNode(rollout: LiveRollout, reason: string): void {
-    if (rollout.state === "ASSIGNED" && rollout.nodeId) this.core.nodes.get(rollout.nodeId)?.peer?.send({ type: "cancel", rollout_id: rollout.id, attempt: rollout.attempt, reason });
+    if (rollout.state === "ASSIGNED" && rollout.nodeId)
+      this.core.nodes.get(rollout.nodeId)?.peer?.send({ type: "cancel", rollout_id: rollout.id, attempt: rollout.attempt, reason });
   }
 
   /** Removes a group and everything of it (admin delete): running members are cancelled on their nodes. */

@@ -14,7 +14,17 @@ const session = ReportedResult.parse({
   status: "COMPLETED",
   trajectory: {
     status: "COMPLETED",
-    traces: [{ prompt_ids: [1, 2], response_ids: [3, 4], loss_mask: [0, 1], response_logprobs: [0, -0.25], finish_reason: "stop", reward: 1, metadata: { policy_versions: [2] } }],
+    traces: [
+      {
+        prompt_ids: [1, 2],
+        response_ids: [3, 4],
+        loss_mask: [0, 1],
+        response_logprobs: [0, -0.25],
+        finish_reason: "stop",
+        reward: 1,
+        metadata: { policy_versions: [2] },
+      },
+    ],
   },
   timing: { e2e_ms: 5 },
   node_id: "n",
@@ -29,7 +39,19 @@ function framed(s: ReportedResult) {
 }
 
 function row(s: ReportedResultHeader, traces: Uint8Array | null): ResultWithTraces {
-  return { rolloutId: "r1", groupId: "g", trainerId: "tr", status: "COMPLETED", reward: 1, session: s, traces: traces && Buffer.from(traces), policyVersionStarted: 2, stale: false, createdAt: 1, ackedAt: null };
+  return {
+    rolloutId: "r1",
+    groupId: "g",
+    trainerId: "tr",
+    status: "COMPLETED",
+    reward: 1,
+    session: s,
+    traces: traces && Buffer.from(traces),
+    policyVersionStarted: 2,
+    stale: false,
+    createdAt: 1,
+    ackedAt: null,
+  };
 }
 
 type Decoded = Omit<StreamedResult, "traces"> & { traces: Record<string, unknown>[] };
@@ -64,13 +86,19 @@ describe("packed results", () => {
     expect(isUsablePacked(whole)).toBe(true);
     expect(factsOfPacked(packed)).toEqual(factsOfPacked(whole));
     expect(factsOfPacked(packed).tokens).toEqual({ prompt: 2, response: 2, trainable: 1 });
-    const untrainable = framed({ ...session, trajectory: { ...session.trajectory, traces: [{ ...session.trajectory.traces[0]!, loss_mask: [0, 0], response_logprobs: [0, 0] }] } });
+    const untrainable = framed({
+      ...session,
+      trajectory: { ...session.trajectory, traces: [{ ...session.trajectory.traces[0]!, loss_mask: [0, 0], response_logprobs: [0, 0] }] },
+    });
     expect(isUsablePacked(untrainable)).toBe(false);
   });
 
   test("a stored result whose arrays a blob cannot carry exactly goes to a binary trainer as JSON", () => {
     // A row as an older coordinator could have stored it: ids no RolloutTrace allows.
-  const odd = { ...session, trajectory: { ...session.trajectory, traces: [{ prompt_ids: [1.5], response_ids: [2 ** 40], finish_reason: "stop", reward: 1, metadata: {} }] } } as unknown as ReportedResult;
+    const odd = {
+      ...session,
+      trajectory: { ...session.trajectory, traces: [{ prompt_ids: [1.5], response_ids: [2 ** 40], finish_reason: "stop", reward: 1, metadata: {} }] },
+    } as unknown as ReportedResult;
     expect(packTraces(odd.trajectory.traces)).toBeNull();
     const frame = resultFrame(outgoingFromRow(row(odd, null)), "binary");
     expect(typeof frame).toBe("string");

@@ -17,15 +17,13 @@ type TokenCounts = { prompt: number; response: number; trainable: number };
  * token counts read once from the blob's length table and mask.
  */
 export type PackedResult =
-  | { session: ReportedResult; traces: null; tokens: null }
-  | { session: ReportedResultHeader; traces: Uint8Array; tokens: TokenCounts[] };
+  { session: ReportedResult; traces: null; tokens: null } | { session: ReportedResultHeader; traces: Uint8Array; tokens: TokenCounts[] };
 
 /** A result a trainer is owed, with its blob (null: its traces are whole in `result`). */
 export interface OutgoingResult {
   result: StreamedHeader;
   traces: Uint8Array | null;
 }
-
 
 /** A JSON result (an older node's, or one the coordinator made): kept whole, so JSON trainers get it as before. */
 export function wholeResult(session: ReportedResult): PackedResult {
@@ -63,7 +61,9 @@ export function factsOfPacked(p: PackedResult): ResultFacts {
  */
 export function wholeSession(row: Pick<ResultWithTraces, "session" | "traces">): ReportedResult {
   const { session, traces } = row;
-  return ReportedResult.parse(traces ? { ...session, trajectory: { ...session.trajectory, traces: unpackTraces(session.trajectory.traces, traces) } } : session);
+  return ReportedResult.parse(
+    traces ? { ...session, trajectory: { ...session.trajectory, traces: unpackTraces(session.trajectory.traces, traces) } } : session,
+  );
 }
 
 /** A stored result as its trainer is owed it. */
@@ -89,6 +89,7 @@ export function resultFrame(out: OutgoingResult, encoding: TraceEncoding): strin
 export function heldBytes(out: OutgoingResult): number {
   if (out.traces) return 1024 + out.traces.byteLength;
   let tokens = 0;
-  for (const trace of out.result.traces as Record<string, unknown>[]) for (const key of TRACE_ARRAY_KEYS) if (Array.isArray(trace[key])) tokens += (trace[key] as unknown[]).length;
+  for (const trace of out.result.traces as Record<string, unknown>[])
+    for (const key of TRACE_ARRAY_KEYS) if (Array.isArray(trace[key])) tokens += (trace[key] as unknown[]).length;
   return 1024 + tokens * 8;
 }

@@ -40,11 +40,24 @@ export class PeerIdentities {
    * is admitted between the check and the attach) with the secret issued now, if this is the id's
    * first registration.
    */
-  admit<T>(kind: PeerKind, id: string, presented: string | undefined, isLive: () => boolean, attach: (issued: string | undefined) => T | Promise<T>): Promise<Admission<T>> {
+  admit<T>(
+    kind: PeerKind,
+    id: string,
+    presented: string | undefined,
+    isLive: () => boolean,
+    attach: (issued: string | undefined) => T | Promise<T>,
+  ): Promise<Admission<T>> {
     const run = async (): Promise<Admission<T>> => {
       const stored = await this.store.getMeta(keyOf(kind, id));
       if (stored !== undefined && !tokenMatches(presented === undefined ? undefined : hashOf(presented), stored)) {
-        return { ok: false, code: IDENTITY_CLOSE.unproven, reason: presented === undefined ? `${kind} ${id} was registered before: its hello must carry the ${kind}_secret it was issued` : `wrong ${kind}_secret for ${kind} ${id}` };
+        return {
+          ok: false,
+          code: IDENTITY_CLOSE.unproven,
+          reason:
+            presented === undefined
+              ? `${kind} ${id} was registered before: its hello must carry the ${kind}_secret it was issued`
+              : `wrong ${kind}_secret for ${kind} ${id}`,
+        };
       }
       if (isLive()) return { ok: false, code: IDENTITY_CLOSE.alreadyConnected, reason: `${kind} ${id} is already connected` };
       let issued: string | undefined;
@@ -68,7 +81,13 @@ export class PeerIdentities {
 }
 
 /** Tells a refused peer why (an error frame, then the close code) and records it. */
-export function refusePeer(c: Coordinator, peer: { send(m: never): unknown; close(code: number, reason: string): void }, kind: PeerKind, id: string, refusal: { code: number; reason: string }): void {
+export function refusePeer(
+  c: Coordinator,
+  peer: { send(m: never): unknown; close(code: number, reason: string): void },
+  kind: PeerKind,
+  id: string,
+  refusal: { code: number; reason: string },
+): void {
   peer.send(wsErrorFrame(new PolarError(refusal.code === IDENTITY_CLOSE.unproven ? "unauthorized" : "conflict", refusal.reason)) as never);
   // A close reason is at most 123 bytes; the frame above carries the whole of it.
   peer.close(refusal.code, refusal.reason.slice(0, 100));

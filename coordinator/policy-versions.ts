@@ -25,7 +25,11 @@ export async function cancelStale(c: CoordinatorCore, outcomes: Outcomes, presen
     if (!node) continue;
     for (const r of stale) outcomes.cancelOnNode(r, "stale policy");
     cancelled += stale.length;
-    await presence.release(node, stale.map((r) => r.id), "stale policy");
+    await presence.release(
+      node,
+      stale.map((r) => r.id),
+      "stale policy",
+    );
   }
   return cancelled;
 }

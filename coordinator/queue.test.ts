@@ -8,7 +8,13 @@ describe("RolloutQueue", () => {
     q.push({ id: "b", image: "x", priority: 50, seq: 2 });
     q.push({ id: "c", image: "y", priority: 50, seq: 3 });
     q.push({ id: "d", image: "x", priority: 0, seq: 4 });
-    expect([q.take(undefined)?.id, q.take(undefined)?.id, q.take(undefined)?.id, q.take(undefined)?.id, q.take(undefined)]).toEqual(["b", "c", "a", "d", undefined]);
+    expect([q.take(undefined)?.id, q.take(undefined)?.id, q.take(undefined)?.id, q.take(undefined)?.id, q.take(undefined)]).toEqual([
+      "b",
+      "c",
+      "a",
+      "d",
+      undefined,
+    ]);
   });
 
   test("a warm image wins within the top priority, never over a higher priority", () => {

@@ -24,7 +24,18 @@ export async function restoreFromStore(c: CoordinatorCore, outcomes: Outcomes): 
     const group = c.groups.get(r.groupId);
     if (!group) continue;
     group.members.push(r.id);
-    const base = { id: r.id, groupId: r.groupId, idx: r.idx, image: r.image, priority: r.priority, seq: r.seq, attempt: r.attempt, policyVersionStarted: r.policyVersionStarted, stage: null, since: c.now() };
+    const base = {
+      id: r.id,
+      groupId: r.groupId,
+      idx: r.idx,
+      image: r.image,
+      priority: r.priority,
+      seq: r.seq,
+      attempt: r.attempt,
+      policyVersionStarted: r.policyVersionStarted,
+      stage: null,
+      since: c.now(),
+    };
     if (r.state === "ASSIGNED" && r.nodeId) {
       // The node may still be running it: wait for it to reconnect (grace) before requeueing.
       if (!c.nodes.get(r.nodeId)) c.nodes.add(r.nodeId, { to: "disconnected", cause: "assigned before the coordinator restarted" });
@@ -41,6 +52,14 @@ export async function restoreFromStore(c: CoordinatorCore, outcomes: Outcomes): 
     // Completes what finished before the crash; applies early stop a crash interrupted.
     await outcomes.afterOutcome(group);
   }
-  c.events.emit("coordinator.restored", { policy_version: c.policyVersion(), groups: groups.length, queued, awaiting_nodes: rollouts.length - queued, nodes: [...awaiting], groups_completed: completed, at: c.now() });
+  c.events.emit("coordinator.restored", {
+    policy_version: c.policyVersion(),
+    groups: groups.length,
+    queued,
+    awaiting_nodes: rollouts.length - queued,
+    nodes: [...awaiting],
+    groups_completed: completed,
+    at: c.now(),
+  });
   c.scheduleDispatch();
 }

@@ -9,7 +9,17 @@ const result = (status: SessionResult["status"], reward: number, masked = false)
     status,
     trajectory: {
       status,
-      traces: [{ prompt_ids: [1], response_ids: [2], loss_mask: [masked ? 0 : 1], response_logprobs: [masked ? 0 : -0.5], finish_reason: "stop", reward, metadata: { training_filter: { masked }, policy_versions: [2, 1] } }],
+      traces: [
+        {
+          prompt_ids: [1],
+          response_ids: [2],
+          loss_mask: [masked ? 0 : 1],
+          response_logprobs: [masked ? 0 : -0.5],
+          finish_reason: "stop",
+          reward,
+          metadata: { training_filter: { masked }, policy_versions: [2, 1] },
+        },
+      ],
     },
     timing: { init_ms: 5, runtime_exec_ms_by_category: { shell: 3 } },
   });
@@ -23,7 +33,14 @@ describe("results", () => {
     expect(isUsable(result("TIMEOUT", 0))).toBe(false);
     expect(isUsable(result("ERROR", 0))).toBe(false);
     expect(isUsable(result("COMPLETED", 0, true))).toBe(false);
-    const streamed = streamedResult({ result: result("COMPLETED", 1), status: "COMPLETED", groupId: "g", rolloutId: "r", policyVersionStarted: 1, stale: false });
+    const streamed = streamedResult({
+      result: result("COMPLETED", 1),
+      status: "COMPLETED",
+      groupId: "g",
+      rolloutId: "r",
+      policyVersionStarted: 1,
+      stale: false,
+    });
     expect(streamed.policy_versions).toEqual([1, 2]);
     // Only the numeric durations: the per-category maps stay in the stored session.
     expect(streamed.timing.init_ms).toBe(5);

@@ -33,7 +33,8 @@ export function coordinatorRolloutPort(coordinator: CoordinatorView, options: Co
     return undefined;
   };
 
-  const phaseOf = (row: GroupRow): TaskPhase => (row.state === "cancelled" ? "cancelled" : row.state === "running" && cancelling.has(row.id) ? "cancelling" : "running");
+  const phaseOf = (row: GroupRow): TaskPhase =>
+    row.state === "cancelled" ? "cancelled" : row.state === "running" && cancelling.has(row.id) ? "cancelling" : "running";
 
   function sessions(rows: ResultWithTraces[], phase: TaskPhase): SessionResult[] {
     const kept = phase === "cancelled" || phase === "cancelling" ? rows.filter((r) => r.status !== CANCELLED_BY_COORDINATOR) : rows;
@@ -94,7 +95,14 @@ export function coordinatorRolloutPort(coordinator: CoordinatorView, options: Co
       for (const r of coordinator.active.values()) if (r.state === "ASSIGNED") assigned++;
       let nodes = 0;
       for (const n of coordinator.nodes.values()) if (n.peer) nodes++;
-      return { status: "ok", queued_sessions: coordinator.queue.size, running_sessions: assigned, running_tasks: coordinator.groups.size, nodes, policy_version: coordinator.policyVersion };
+      return {
+        status: "ok",
+        queued_sessions: coordinator.queue.size,
+        running_sessions: assigned,
+        running_tasks: coordinator.groups.size,
+        nodes,
+        policy_version: coordinator.policyVersion,
+      };
     },
   };
 }

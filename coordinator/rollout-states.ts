@@ -102,7 +102,8 @@ export class RolloutBook {
   /** The one mover: validates against the table, updates queue and node, then tells listeners. */
   move(rollout: LiveRollout, move: RolloutMove): void {
     const from = rollout.state;
-    if (this.live.get(rollout.id) !== rollout || !canMove(from, move.to)) throw new PolarError("internal", `rollout ${rollout.id}: no move ${from} → ${move.to}`);
+    if (this.live.get(rollout.id) !== rollout || !canMove(from, move.to))
+      throw new PolarError("internal", `rollout ${rollout.id}: no move ${from} → ${move.to}`);
     const heldBy = rollout.nodeId;
     if (heldBy) this.nodeOf(heldBy)?.assigned.delete(rollout.id);
     switch (move.to) {
@@ -141,10 +142,22 @@ export class RolloutBook {
   setStage(rollout: LiveRollout, stage: NodeRolloutState): void {
     if (rollout.stage === stage) return;
     rollout.stage = stage;
-    this.events.emit("rollout.stage_changed", { rollout_id: rollout.id, group_id: rollout.groupId, node_id: rollout.nodeId, attempt: rollout.attempt, stage, at: this.now() });
+    this.events.emit("rollout.stage_changed", {
+      rollout_id: rollout.id,
+      group_id: rollout.groupId,
+      node_id: rollout.nodeId,
+      attempt: rollout.attempt,
+      stage,
+      at: this.now(),
+    });
   }
 
-  private announce(rollout: LiveRollout, from: RolloutStateName | null, to: RolloutStateName, extra: { cause: string | null; inStateMs?: number; nodeId?: string | null; timing?: Record<string, number> }): void {
+  private announce(
+    rollout: LiveRollout,
+    from: RolloutStateName | null,
+    to: RolloutStateName,
+    extra: { cause: string | null; inStateMs?: number; nodeId?: string | null; timing?: Record<string, number> },
+  ): void {
     this.events.emit("rollout.state_changed", {
       rollout_id: rollout.id,
       group_id: rollout.groupId,

@@ -76,7 +76,11 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
   const store = await openCoordinatorDb(config.db, config.dbAuthToken);
   const repo = new CoordinatorRepo(store);
   const tasks = config.tasks ? await loadCoordinatorCatalog(config.tasks) : TaskCatalog.empty();
-  const coordinator = new Coordinator(config, repo, { tasks, ...(deps.onListenerError && { onListenerError: deps.onListenerError }), ...(deps.policy && { policy: deps.policy }) });
+  const coordinator = new Coordinator(config, repo, {
+    tasks,
+    ...(deps.onListenerError && { onListenerError: deps.onListenerError }),
+    ...(deps.policy && { policy: deps.policy }),
+  });
   logCoordinatorEvents(coordinator.events, deps.logSink ?? stderrLogSink);
   const pauses = new PauseBook();
   const nodes = new NodeHandler(coordinator, pauses);

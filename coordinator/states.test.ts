@@ -4,7 +4,15 @@ import { describe, expect, test } from "bun:test";
 import { EventBus } from "../lib/events.ts";
 import type { CoordinatorEvents } from "./events.ts";
 import { canMoveNode, NODE_STATES, NODE_TRANSITIONS, NodeBook, type NodeState } from "./node-states.ts";
-import { canMove, ROLLOUT_STATES, ROLLOUT_TRANSITIONS, RolloutBook, TERMINAL_ROLLOUT_STATES, type LiveRollout, type LiveRolloutState } from "./rollout-states.ts";
+import {
+  canMove,
+  ROLLOUT_STATES,
+  ROLLOUT_TRANSITIONS,
+  RolloutBook,
+  TERMINAL_ROLLOUT_STATES,
+  type LiveRollout,
+  type LiveRolloutState,
+} from "./rollout-states.ts";
 
 const peer = { send() {}, close() {} };
 
@@ -17,7 +25,20 @@ function books(graceMs = 60_000, onGrace: (n: NodeState) => void = () => {}) {
   return { events, seen, nodes, rollouts };
 }
 
-const rollout = (id: string): LiveRollout & { state: LiveRolloutState } => ({ id, groupId: "g", idx: 0, image: "img", priority: 0, seq: 1, state: "QUEUED", nodeId: null, attempt: 0, policyVersionStarted: null, stage: null, since: Date.now() });
+const rollout = (id: string): LiveRollout & { state: LiveRolloutState } => ({
+  id,
+  groupId: "g",
+  idx: 0,
+  image: "img",
+  priority: 0,
+  seq: 1,
+  state: "QUEUED",
+  nodeId: null,
+  attempt: 0,
+  policyVersionStarted: null,
+  stage: null,
+  since: Date.now(),
+});
 
 describe("rollout state table", () => {
   test("queued → assigned → a terminal state; back to the queue only from assigned; terminal states have no exits", () => {
@@ -82,7 +103,13 @@ describe("node state table", () => {
     nodes.move(a, { to: "lost", cause: "grace over" });
     expect(nodes.get("a")).toBeUndefined();
     expect(() => nodes.move(a, { to: "connected", peer, cause: "hello" })).toThrow(/no move lost → connected/);
-    expect(seen.filter((e) => e.name === "node.state_changed").map((e) => `${e.payload.from}→${e.payload.to}`)).toEqual(["null→connected", "connected→disconnected", "disconnected→connected", "connected→disconnected", "disconnected→lost"]);
+    expect(seen.filter((e) => e.name === "node.state_changed").map((e) => `${e.payload.from}→${e.payload.to}`)).toEqual([
+      "null→connected",
+      "connected→disconnected",
+      "disconnected→connected",
+      "connected→disconnected",
+      "disconnected→lost",
+    ]);
     nodes.stop();
   });
 

@@ -72,7 +72,9 @@ export class TaskStatsBook {
     const asked = q.task_ids ? [...new Set(q.task_ids)] : null;
     const measured = asked ? asked.flatMap((id) => this.byTask.get(id) ?? []) : [...this.byTask.values()];
     const tasks = measured.map((e) => statOf(e, target));
-    tasks.sort((a, b) => (target === null ? 0 : a.distance! - b.distance! || b.weight - a.weight) || (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0));
+    tasks.sort(
+      (a, b) => (target === null ? 0 : a.distance! - b.distance! || b.weight - a.weight) || (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0),
+    );
     const unmeasured = (asked ?? catalogIds()).filter((id) => !this.byTask.has(id));
     return { target_pass_rate: target, half_life_groups: this.halfLifeGroups, tasks: tasks.slice(0, q.limit), unmeasured: unmeasured.slice(0, q.limit) };
   }

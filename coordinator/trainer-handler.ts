@@ -41,17 +41,27 @@ export class TrainerHandler {
   async hello(peer: TrainerPeer, message: Extract<TrainerToCoordinator, { type: "hello" }>): Promise<TrainerStream | null> {
     const c = this.coordinator;
     if (message.protocol_version !== TRAINER_PROTOCOL_VERSION) {
-      peer.send(wsErrorFrame(new PolarError("bad_request", `coordinator speaks trainer protocol ${TRAINER_PROTOCOL_VERSION}, trainer sent ${message.protocol_version}`)));
+      peer.send(
+        wsErrorFrame(
+          new PolarError("bad_request", `coordinator speaks trainer protocol ${TRAINER_PROTOCOL_VERSION}, trainer sent ${message.protocol_version}`),
+        ),
+      );
       return null;
     }
     // The trainer proves its id (the secret issued at its first hello) and no other connection holds it.
     const id = message.trainer_id;
-    const admitted = await c.identities.admit("trainer", id, message.trainer_secret, () => Boolean(this.trainers.get(id)?.peer), (issued) => {
-      let stream = this.trainers.get(id);
-      if (!stream) this.trainers.set(id, (stream = newTrainerStream(id)));
-      Object.assign(stream, { peer, credits: 0, pending: [], pendingHead: 0, inFlight: new Set(), queued: new Set() });
-      return { stream, issued };
-    });
+    const admitted = await c.identities.admit(
+      "trainer",
+      id,
+      message.trainer_secret,
+      () => Boolean(this.trainers.get(id)?.peer),
+      (issued) => {
+        let stream = this.trainers.get(id);
+        if (!stream) this.trainers.set(id, (stream = newTrainerStream(id)));
+        Object.assign(stream, { peer, credits: 0, pending: [], pendingHead: 0, inFlight: new Set(), queued: new Set() });
+        return { stream, issued };
+      },
+    );
     if (!admitted.ok) {
       refusePeer(c, peer, "trainer", id, admitted);
       return null;
@@ -59,7 +69,15 @@ export class TrainerHandler {
     const { stream, issued } = admitted.value;
     const unacked = await c.repo.unackedIds(stream.id);
     for (const id of unacked) this.enqueue(stream, id);
-    peer.send({ type: "welcome", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: stream.id, policy_version: c.policyVersion, unacked: unacked.length, encoding: message.encoding, ...(issued && { trainer_secret: issued }) });
+    peer.send({
+      type: "welcome",
+      protocol_version: TRAINER_PROTOCOL_VERSION,
+      trainer_id: stream.id,
+      policy_version: c.policyVersion,
+      unacked: unacked.length,
+      encoding: message.encoding,
+      ...(issued && { trainer_secret: issued }),
+    });
     for (const groupId of await c.repo.finishedGroupsWithUnacked(stream.id)) await this.sendGroup(stream, groupId);
     return stream;
   }

@@ -59,7 +59,13 @@ export function parseFrame<S extends z.ZodType>(ws: ServerWebSocket<SocketData>,
  * copy of its blob (the socket's buffer is not ours once this returns); a failure of either is a
  * bad frame.
  */
-export function parseTraceFrame<S extends z.ZodType, T>(ws: ServerWebSocket<SocketData>, raw: Buffer, schema: S, check: (message: z.infer<S>, blob: Uint8Array) => T, maxBadFrames: number): { message: z.infer<S>; checked: T } | null {
+export function parseTraceFrame<S extends z.ZodType, T>(
+  ws: ServerWebSocket<SocketData>,
+  raw: Buffer,
+  schema: S,
+  check: (message: z.infer<S>, blob: Uint8Array) => T,
+  maxBadFrames: number,
+): { message: z.infer<S>; checked: T } | null {
   try {
     const { header, blob } = decodeTraceFrame(raw);
     const parsed = schema.safeParse(header);
@@ -85,7 +91,10 @@ export function inOrder(ws: ServerWebSocket<SocketData>, handle: () => Promise<v
   ws.data.chain = ws.data.chain.then(handle).catch((err: unknown) => {
     const e = asPolarError(err);
     // The peer learns only the code and a safe message; the log gets the kind of error, never frame contents.
-    if (e.code === "internal") console.error(JSON.stringify({ ts: new Date().toISOString(), level: "error", event: "ws.frame_failed", role: ws.data.role, cause: describeCause(e.cause) }));
+    if (e.code === "internal")
+      console.error(
+        JSON.stringify({ ts: new Date().toISOString(), level: "error", event: "ws.frame_failed", role: ws.data.role, cause: describeCause(e.cause) }),
+      );
     sendJson(ws, wsErrorFrame(e));
   });
 }

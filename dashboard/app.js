@@ -83,10 +83,27 @@ function applyFrame(f) {
     case "task.created":
       // A node's sessions enter QUEUED without a transition; the coordinator announces each.
       if (state.service === "node") bump(state.queue, "QUEUED", (d.session_ids ?? []).length);
-      for (const id of d.session_ids ?? []) state.active.set(id, { rollout_id: id, group_id: d.group_id ?? d.task_id, task_id: d.task_id, state: "QUEUED", stage: null, node_id: null, policy_version_started: null });
+      for (const id of d.session_ids ?? [])
+        state.active.set(id, {
+          rollout_id: id,
+          group_id: d.group_id ?? d.task_id,
+          task_id: d.task_id,
+          state: "QUEUED",
+          stage: null,
+          node_id: null,
+          policy_version_started: null,
+        });
       break;
     case "session.state_changed": {
-      const a = state.active.get(d.session_id) ?? { rollout_id: d.session_id, group_id: d.group_id ?? d.task_id, task_id: d.task_id, state: "QUEUED", stage: null, node_id: null, policy_version_started: null };
+      const a = state.active.get(d.session_id) ?? {
+        rollout_id: d.session_id,
+        group_id: d.group_id ?? d.task_id,
+        task_id: d.task_id,
+        state: "QUEUED",
+        stage: null,
+        node_id: null,
+        policy_version_started: null,
+      };
       if (d.from !== undefined) {
         if (d.from !== null) bump(state.queue, d.from, -1);
         bump(state.queue, d.state, 1);
@@ -105,7 +122,8 @@ function applyFrame(f) {
       if (d.gateway && d.gateway.calls > 0) {
         state.latency.push({ at: Date.parse(f.ts), ...d.gateway });
         if (n) {
-          n.gateway_mean_ms = (n.gateway_mean_ms ?? 0) * (n.gateway_calls / (n.gateway_calls + d.gateway.calls)) + d.gateway.total_ms / (n.gateway_calls + d.gateway.calls);
+          n.gateway_mean_ms =
+            (n.gateway_mean_ms ?? 0) * (n.gateway_calls / (n.gateway_calls + d.gateway.calls)) + d.gateway.total_ms / (n.gateway_calls + d.gateway.calls);
           n.gateway_calls += d.gateway.calls;
         }
       }
@@ -172,7 +190,10 @@ async function connect() {
   let delay = 500;
   while (!abort.signal.aborted) {
     try {
-      const res = await fetch("/events", { headers: { authorization: `Bearer ${token()}`, ...(state.lastEventId ? { "last-event-id": String(state.lastEventId) } : {}) }, signal: abort.signal });
+      const res = await fetch("/events", {
+        headers: { authorization: `Bearer ${token()}`, ...(state.lastEventId ? { "last-event-id": String(state.lastEventId) } : {}) },
+        signal: abort.signal,
+      });
       if (res.status === 401) throw Object.assign(new Error("the admin token was refused"), { final: true });
       if (!res.ok) throw new Error(`/events: ${res.status}`);
       // The snapshot after the feed is open: nothing falls between the two.
@@ -281,11 +302,17 @@ function renderKpis() {
   const lags = active.filter((a) => a.policy_version_started !== null).map((a) => state.policyVersion - a.policy_version_started);
   $("kpi-stale-inflight-max").textContent = lags.length ? String(Math.max(...lags)) : "–";
   $("kpi-stale-inflight-mean").textContent = lags.length ? fmt(mean(lags)) : "–";
-  const delivered = state.results.slice(-500).map((r) => r.staleness).filter((s) => s !== null);
+  const delivered = state.results
+    .slice(-500)
+    .map((r) => r.staleness)
+    .filter((s) => s !== null);
   $("kpi-stale-delivered").textContent = delivered.length ? fmt(mean(delivered)) : "–";
   $("kpi-results").textContent = String(state.results.length);
   $("kpi-failures").textContent = String(state.results.filter((r) => r.failure_kind !== "none" && r.failure_kind !== "cancelled").length);
-  const rewards = state.results.slice(-500).map((r) => r.reward).filter((r) => r !== null);
+  const rewards = state.results
+    .slice(-500)
+    .map((r) => r.reward)
+    .filter((r) => r !== null);
   $("kpi-reward").textContent = rewards.length ? fmt(mean(rewards)) : "–";
 }
 
@@ -294,7 +321,10 @@ function renderNodes() {
   tbody.replaceChildren(
     ...state.nodes.map((n) => {
       const load = n.load ? `${n.load.queued} · ${n.load.init} · ${n.load.ready} · ${n.load.run} · ${n.load.postrun}` : "–";
-      const warm = Object.entries(n.warm_sandboxes).map(([image, k]) => `${image} ×${k}${n.starting_sandboxes?.[image] ? ` (+${n.starting_sandboxes[image]} starting)` : ""}`).join(", ") || "none";
+      const warm =
+        Object.entries(n.warm_sandboxes)
+          .map(([image, k]) => `${image} ×${k}${n.starting_sandboxes?.[image] ? ` (+${n.starting_sandboxes[image]} starting)` : ""}`)
+          .join(", ") || "none";
       const engines = n.engines.map((e) => `${e.url}${e.in_flight === null ? "" : ` (${e.in_flight})`}`).join(", ") || "–";
       const btn = document.createElement("button");
       btn.textContent = "drain";
@@ -302,7 +332,16 @@ function renderNodes() {
       btn.onclick = () => drain(n.node_id);
       const actions = document.createElement("td");
       actions.append(btn);
-      const tr = row([cell(n.node_id), cell(n.status), cell(`${n.used} / ${n.slots}`, "num slots"), cell(load), cell(warm, "warm"), cell(engines + (n.calls_in_flight === null ? "" : ` · ${n.calls_in_flight} in flight`)), cell(`${n.gateway_calls} · ${fmt(n.gateway_mean_ms, 1)} ms`), actions]);
+      const tr = row([
+        cell(n.node_id),
+        cell(n.status),
+        cell(`${n.used} / ${n.slots}`, "num slots"),
+        cell(load),
+        cell(warm, "warm"),
+        cell(engines + (n.calls_in_flight === null ? "" : ` · ${n.calls_in_flight} in flight`)),
+        cell(`${n.gateway_calls} · ${fmt(n.gateway_mean_ms, 1)} ms`),
+        actions,
+      ]);
       tr.dataset.nodeId = n.node_id;
       return tr;
     }),
@@ -322,7 +361,17 @@ function renderQueue() {
 
 function renderTrainers() {
   const tbody = document.querySelector("#trainers-table tbody");
-  tbody.replaceChildren(...state.trainers.map((t) => row([cell(t.trainer_id), cell(t.connected ? "yes" : "no"), cell(String(t.credits), "num"), cell(String(t.unacked), "num"), cell(String(t.pending), "num")])));
+  tbody.replaceChildren(
+    ...state.trainers.map((t) =>
+      row([
+        cell(t.trainer_id),
+        cell(t.connected ? "yes" : "no"),
+        cell(String(t.credits), "num"),
+        cell(String(t.unacked), "num"),
+        cell(String(t.pending), "num"),
+      ]),
+    ),
+  );
 }
 
 /** Mean measured reward per task and policy version (of the results started at it). */
@@ -368,8 +417,13 @@ function renderGrid() {
         return tr;
       }),
   );
-  const flat = state.groups.filter((g) => g.reward_std === 0 && g.rewards.length > 1).slice(-50).reverse();
-  document.querySelector("#flat-groups tbody").replaceChildren(...flat.map((g) => row([cell(g.group_id), cell(g.task_id), cell(String(g.n), "num"), cell(fmt(g.mean_reward), "num")])));
+  const flat = state.groups
+    .filter((g) => g.reward_std === 0 && g.rewards.length > 1)
+    .slice(-50)
+    .reverse();
+  document
+    .querySelector("#flat-groups tbody")
+    .replaceChildren(...flat.map((g) => row([cell(g.group_id), cell(g.task_id), cell(String(g.n), "num"), cell(fmt(g.mean_reward), "num")])));
 }
 
 function renderGroups() {
@@ -377,7 +431,17 @@ function renderGroups() {
   const groups = state.groups.slice(-200).reverse();
   tbody.replaceChildren(
     ...groups.map((g) => {
-      const tr = row([cell(g.group_id), cell(g.task_id), cell(g.status), cell(String(g.n), "num"), cell(g.rewards.map((r) => fmt(r)).join(" ")), cell(fmt(g.mean_reward), "num"), cell(fmt(g.reward_std), "num"), cell(`v${g.policy_version}`), cell(new Date(g.at).toLocaleTimeString())]);
+      const tr = row([
+        cell(g.group_id),
+        cell(g.task_id),
+        cell(g.status),
+        cell(String(g.n), "num"),
+        cell(g.rewards.map((r) => fmt(r)).join(" ")),
+        cell(fmt(g.mean_reward), "num"),
+        cell(fmt(g.reward_std), "num"),
+        cell(`v${g.policy_version}`),
+        cell(new Date(g.at).toLocaleTimeString()),
+      ]);
       tr.dataset.groupId = g.group_id;
       tr.onclick = () => drilldown.openGroup(g.group_id).catch(showError);
       return tr;

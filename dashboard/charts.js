@@ -83,7 +83,14 @@ function opts(width, series, extra = {}) {
     legend: { live: false },
     ...extra,
     // A few buckets (or one) still get a sensible time window: half a bucket either side.
-    scales: { ...(extra.scales ?? {}), x: { time: true, range: (_u, min, max) => (min === null || max === null ? [Date.now() / 1000 - 60, Date.now() / 1000] : [min - BUCKET_SECONDS / 2, max + BUCKET_SECONDS / 2]) } },
+    scales: {
+      ...(extra.scales ?? {}),
+      x: {
+        time: true,
+        range: (_u, min, max) =>
+          min === null || max === null ? [Date.now() / 1000 - 60, Date.now() / 1000] : [min - BUCKET_SECONDS / 2, max + BUCKET_SECONDS / 2],
+      },
+    },
   };
 }
 
@@ -111,7 +118,8 @@ export class Charts {
       if (!el || typeof uPlot === "undefined") continue;
       const width = Math.max(320, el.clientWidth || 460);
       if (!this.plots[name]) {
-        const extra = name === "throughput" ? { axes: [{}, { size: 50 }, { scale: "tok", side: 1, size: 60, grid: { show: false } }], scales: { tok: {} } } : {};
+        const extra =
+          name === "throughput" ? { axes: [{}, { size: 50 }, { scale: "tok", side: 1, size: 60, grid: { show: false } }], scales: { tok: {} } } : {};
         this.plots[name] = new uPlot(opts(width, CHARTS[name](), extra), data, el);
       } else {
         this.plots[name].setData(data);

@@ -2,7 +2,16 @@
 // states the service saw it enter, its conversation, and its tokens with the loss mask and the
 // sampled tokens' probabilities shaded — read from the admin API when asked for.
 
-const STAGE_COLORS = { init: "#7f8c8d", ready_queue: "#bdc3c7", run: "#2f6fd6", postrun_queue: "#bdc3c7", postrun: "#1e8e5a", sandbox_start: "#34495e", agent_exec: "#1b4f9c", eval: "#0e6b41" };
+const STAGE_COLORS = {
+  init: "#7f8c8d",
+  ready_queue: "#bdc3c7",
+  run: "#2f6fd6",
+  postrun_queue: "#bdc3c7",
+  postrun: "#1e8e5a",
+  sandbox_start: "#34495e",
+  agent_exec: "#1b4f9c",
+  eval: "#0e6b41",
+};
 /** Tokens drawn per trace (the rest are counted). */
 const MAX_TOKENS = 3000;
 
@@ -40,7 +49,17 @@ export class Drilldown {
     const tbody = document.querySelector("#dd-rollouts tbody");
     tbody.replaceChildren(
       ...group.rollouts.map((r) => {
-        const tr = el("tr", { "data-rollout-id": r.rollout_id }, el("td", {}, r.rollout_id), el("td", {}, r.state), el("td", {}, r.node_id ?? "–"), el("td", { class: "num" }, String(r.attempt)), el("td", {}, r.status ?? "–"), el("td", { class: "num" }, fmt(r.reward)), el("td", {}, r.failure_kind ?? "–"));
+        const tr = el(
+          "tr",
+          { "data-rollout-id": r.rollout_id },
+          el("td", {}, r.rollout_id),
+          el("td", {}, r.state),
+          el("td", {}, r.node_id ?? "–"),
+          el("td", { class: "num" }, String(r.attempt)),
+          el("td", {}, r.status ?? "–"),
+          el("td", { class: "num" }, fmt(r.reward)),
+          el("td", {}, r.failure_kind ?? "–"),
+        );
         tr.onclick = () => {
           for (const row of tbody.children) row.classList.toggle("selected", row === tr);
           void this.openRollout(r.rollout_id, group.group_id);
@@ -58,7 +77,9 @@ export class Drilldown {
     panel.hidden = false;
     document.getElementById("dd-rollout-id").textContent = `${d.rollout_id} · ${d.state}${d.node_id ? ` on ${d.node_id}` : ""}`;
     this.renderTimeline(d.stages);
-    document.getElementById("dd-steps").textContent = d.timeline.length ? d.timeline.map((s) => `${new Date(s.at).toLocaleTimeString()} ${s.state}${s.node_id ? ` (${s.node_id})` : ""}`).join(" → ") : "";
+    document.getElementById("dd-steps").textContent = d.timeline.length
+      ? d.timeline.map((s) => `${new Date(s.at).toLocaleTimeString()} ${s.state}${s.node_id ? ` (${s.node_id})` : ""}`).join(" → ")
+      : "";
     this.renderMessages(d.messages);
     this.renderTokens(d.result);
     return d;
@@ -72,7 +93,12 @@ export class Drilldown {
       ...stages.map((s) =>
         el(
           "div",
-          { class: `span${outer.has(s.stage) ? "" : " inner"}`, "data-stage": s.stage, title: `${s.stage}: ${(s.duration_ms / 1000).toFixed(2)} s`, style: `left:${(100 * s.start_ms) / total}%;width:${Math.max(0.3, (100 * s.duration_ms) / total)}%;background:${STAGE_COLORS[s.stage] ?? "#999"}` },
+          {
+            class: `span${outer.has(s.stage) ? "" : " inner"}`,
+            "data-stage": s.stage,
+            title: `${s.stage}: ${(s.duration_ms / 1000).toFixed(2)} s`,
+            style: `left:${(100 * s.start_ms) / total}%;width:${Math.max(0.3, (100 * s.duration_ms) / total)}%;background:${STAGE_COLORS[s.stage] ?? "#999"}`,
+          },
           outer.has(s.stage) ? `${s.stage} ${(s.duration_ms / 1000).toFixed(1)}s` : "",
         ),
       ),
@@ -85,7 +111,9 @@ export class Drilldown {
       box.replaceChildren(el("p", { class: "note" }, "No conversation was reported with this result."));
       return;
     }
-    box.replaceChildren(...messages.map((m) => el("div", { class: `msg ${m.role}` }, el("b", {}, m.role), el("pre", {}, m.content + (m.truncated ? " …" : "")))));
+    box.replaceChildren(
+      ...messages.map((m) => el("div", { class: `msg ${m.role}` }, el("b", {}, m.role), el("pre", {}, m.content + (m.truncated ? " …" : "")))),
+    );
   }
 
   renderTokens(result) {
@@ -98,7 +126,13 @@ export class Drilldown {
     const parts = [];
     traces.forEach((t, i) => {
       const trainable = t.loss_mask.filter((m) => m === 1).length;
-      parts.push(el("div", { class: "trace-head" }, `trace ${i + 1}: ${t.prompt_ids.length} prompt + ${t.response_ids.length} response tokens, ${trainable} trainable · reward ${fmt(t.reward)}`));
+      parts.push(
+        el(
+          "div",
+          { class: "trace-head" },
+          `trace ${i + 1}: ${t.prompt_ids.length} prompt + ${t.response_ids.length} response tokens, ${trainable} trainable · reward ${fmt(t.reward)}`,
+        ),
+      );
       const line = el("div", { class: "trace", "data-trace": String(i) });
       const promptShown = Math.min(t.prompt_ids.length, 64);
       for (let k = 0; k < promptShown; k++) line.append(el("span", { class: "tok prompt", title: `prompt token ${t.prompt_ids[k]}` }, String(t.prompt_ids[k])));
@@ -111,7 +145,14 @@ export class Drilldown {
         line.append(
           el(
             "span",
-            masked ? { class: "tok tr", style: `--p:${p.toFixed(3)}`, title: `id ${t.response_ids[k]} · logprob ${lp} · p ${p.toFixed(3)} · trainable`, "data-mask": "1" } : { class: "tok ctx", title: `id ${t.response_ids[k]} · context, not trained`, "data-mask": "0" },
+            masked
+              ? {
+                  class: "tok tr",
+                  style: `--p:${p.toFixed(3)}`,
+                  title: `id ${t.response_ids[k]} · logprob ${lp} · p ${p.toFixed(3)} · trainable`,
+                  "data-mask": "1",
+                }
+              : { class: "tok ctx", title: `id ${t.response_ids[k]} · context, not trained`, "data-mask": "0" },
             String(t.response_ids[k]),
           ),
         );

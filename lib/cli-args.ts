@@ -24,7 +24,8 @@ export function parseFlags(command: string, summary: string, specs: FlagSpecs, a
   );
   let values: ParsedFlags;
   try {
-    values = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }).values as ParsedFlags;
+    values = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false })
+      .values as ParsedFlags;
   } catch (err) {
     throw new UsageError(`${command}: ${(err as Error).message}\nRun 'polar ${command} --help' for the flags.`);
   }
@@ -71,7 +72,8 @@ export function listFlag(values: ParsedFlags, name: string): string[] {
 /** A string flag restricted to `choices`; a usage error names them. */
 export function oneOf<T extends string>(values: ParsedFlags, name: string, choices: readonly T[]): T | undefined {
   const value = stringFlag(values, name);
-  if (value !== undefined && !(choices as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${choices.join(", ")}, got "${value}"`);
+  if (value !== undefined && !(choices as readonly string[]).includes(value))
+    throw new UsageError(`--${name} must be one of ${choices.join(", ")}, got "${value}"`);
   return value as T | undefined;
 }
 

@@ -11,7 +11,9 @@ export type ListenerErrorSink = (event: string, err: unknown) => void;
 
 /** Default: one JSON line on stderr naming the event and the error's class, never its text. */
 export const logListenerError: ListenerErrorSink = (event, err) => {
-  process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), level: "error", event: "listener.failed", failed_event: event, cause: describeCause(err) })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ ts: new Date().toISOString(), level: "error", event: "listener.failed", failed_event: event, cause: describeCause(err) })}\n`,
+  );
 };
 
 export class EventBus<M extends object> {

@@ -15,7 +15,12 @@ export interface ValidationDetail {
 export type PydanticParse<T> = { ok: true; data: T } | { ok: false; detail: ValidationDetail[] };
 
 /** A 422 with one detail entry (checks made after the schema, e.g. agent.harness). */
-export function fieldError(loc: (string | number)[], msg: string, type = "value_error", extra: { input?: unknown; ctx?: Record<string, unknown> } = {}): { detail: ValidationDetail[] } {
+export function fieldError(
+  loc: (string | number)[],
+  msg: string,
+  type = "value_error",
+  extra: { input?: unknown; ctx?: Record<string, unknown> } = {},
+): { detail: ValidationDetail[] } {
   return { detail: [{ type, loc: ["body", ...loc], msg, ...extra }] };
 }
 
@@ -179,7 +184,8 @@ function describe(schema: z.ZodType, input: unknown, issue: z.core.$ZodIssue): V
       if (missing) return [{ type: "missing", loc: at, msg: "Field required", input: parent ?? null }];
       const leaf = schemaAt(schema, issue.path);
       const value = issue.input;
-      if (issue.expected === "int") return [{ type: "int_from_float", loc: at, msg: "Input should be a valid integer, got a number with a fractional part", ...given }];
+      if (issue.expected === "int")
+        return [{ type: "int_from_float", loc: at, msg: "Input should be a valid integer, got a number with a fractional part", ...given }];
       if (issue.expected === "number") {
         if (leaf && isInt(leaf)) {
           return typeof value === "string"
@@ -207,10 +213,19 @@ function describe(schema: z.ZodType, input: unknown, issue: z.core.$ZodIssue): V
     }
     case "too_small": {
       const min = Number(issue.minimum);
-      if (issue.origin === "string") return [{ type: "string_too_short", loc: at, msg: `String should have at least ${plural(min, "character")}`, ...given, ctx: { min_length: min } }];
+      if (issue.origin === "string")
+        return [{ type: "string_too_short", loc: at, msg: `String should have at least ${plural(min, "character")}`, ...given, ctx: { min_length: min } }];
       if (issue.origin === "array" || issue.origin === "set") {
         const actual = Array.isArray(issue.input) ? issue.input.length : 0;
-        return [{ type: "too_short", loc: at, msg: `List should have at least ${plural(min, "item")} after validation, not ${actual}`, ...given, ctx: { field_type: "List", min_length: min, actual_length: actual } }];
+        return [
+          {
+            type: "too_short",
+            loc: at,
+            msg: `List should have at least ${plural(min, "item")} after validation, not ${actual}`,
+            ...given,
+            ctx: { field_type: "List", min_length: min, actual_length: actual },
+          },
+        ];
       }
       return issue.inclusive
         ? [{ type: "greater_than_equal", loc: at, msg: `Input should be greater than or equal to ${min}`, ...given, ctx: { ge: min } }]
@@ -218,10 +233,19 @@ function describe(schema: z.ZodType, input: unknown, issue: z.core.$ZodIssue): V
     }
     case "too_big": {
       const max = Number(issue.maximum);
-      if (issue.origin === "string") return [{ type: "string_too_long", loc: at, msg: `String should have at most ${plural(max, "character")}`, ...given, ctx: { max_length: max } }];
+      if (issue.origin === "string")
+        return [{ type: "string_too_long", loc: at, msg: `String should have at most ${plural(max, "character")}`, ...given, ctx: { max_length: max } }];
       if (issue.origin === "array" || issue.origin === "set") {
         const actual = Array.isArray(issue.input) ? issue.input.length : 0;
-        return [{ type: "too_long", loc: at, msg: `List should have at most ${plural(max, "item")} after validation, not ${actual}`, ...given, ctx: { field_type: "List", max_length: max, actual_length: actual } }];
+        return [
+          {
+            type: "too_long",
+            loc: at,
+            msg: `List should have at most ${plural(max, "item")} after validation, not ${actual}`,
+            ...given,
+            ctx: { field_type: "List", max_length: max, actual_length: actual },
+          },
+        ];
       }
       return issue.inclusive
         ? [{ type: "less_than_equal", loc: at, msg: `Input should be less than or equal to ${max}`, ...given, ctx: { le: max } }]

@@ -94,7 +94,11 @@ export class Counter implements Family {
   }
 
   render(): string[] {
-    return [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} counter`, ...this.series.all().map((s) => `${this.name}${labelText(s.labels)} ${formatValue(s.value.v)}`)];
+    return [
+      `# HELP ${this.name} ${escapeHelp(this.help)}`,
+      `# TYPE ${this.name} counter`,
+      ...this.series.all().map((s) => `${this.name}${labelText(s.labels)} ${formatValue(s.value.v)}`),
+    ];
   }
 }
 

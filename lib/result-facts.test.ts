@@ -4,7 +4,22 @@ import { resultFacts } from "./result-facts.ts";
 const trace = (reward: number) => ({ prompt_ids: [1, 2, 3], response_ids: [4, 5], loss_mask: [1, 0], response_logprobs: [-0.1, 0], reward });
 const completed = (extra: Record<string, unknown> = {}, stats: Record<string, unknown> = {}) => ({
   status: "COMPLETED",
-  trajectory: { status: "COMPLETED", traces: [trace(1)], metadata: { trajectory_stats: { call_count: 1, trace_count: 1, trainable_tokens: 1, trainable_exactly_sampled: 1, split_counts: { "tool-args-drift": 2 }, normalisations: {}, context_drift_tokens: 3, ...stats } } },
+  trajectory: {
+    status: "COMPLETED",
+    traces: [trace(1)],
+    metadata: {
+      trajectory_stats: {
+        call_count: 1,
+        trace_count: 1,
+        trainable_tokens: 1,
+        trainable_exactly_sampled: 1,
+        split_counts: { "tool-args-drift": 2 },
+        normalisations: {},
+        context_drift_tokens: 3,
+        ...stats,
+      },
+    },
+  },
   metadata: { reward: 1, ...extra },
 });
 const masked = (cause: string, state: string, status = "ERROR") => ({
@@ -15,7 +30,15 @@ const masked = (cause: string, state: string, status = "ERROR") => ({
 
 test("a scored rollout: no failure, its reward, tokens and drift by cause", () => {
   const f = resultFacts(completed());
-  expect(f).toMatchObject({ failure_kind: "none", reward: 1, masked: false, tokens: { prompt: 3, response: 2, trainable: 1 }, splits: { "tool-args-drift": 2 }, context_drift_tokens: 3, unfaithful_tokens: 0 });
+  expect(f).toMatchObject({
+    failure_kind: "none",
+    reward: 1,
+    masked: false,
+    tokens: { prompt: 3, response: 2, trainable: 1 },
+    splits: { "tool-args-drift": 2 },
+    context_drift_tokens: 3,
+    unfaithful_tokens: 0,
+  });
 });
 
 test("failure kinds: infrastructure, agent, evaluation, capture, cancelled; a masked result has no reward", () => {

@@ -90,10 +90,17 @@ export function resultFacts(result: unknown): ResultFacts {
   };
 }
 
-function failureKind(status: string, cause: string | null, stateAtFailure: unknown, agent: Record<string, unknown>, stats: Record<string, unknown>): FailureKind {
+function failureKind(
+  status: string,
+  cause: string | null,
+  stateAtFailure: unknown,
+  agent: Record<string, unknown>,
+  stats: Record<string, unknown>,
+): FailureKind {
   if (status === "CANCELLED") return "cancelled";
   if (status !== "COMPLETED") {
-    if (cause === "task_timeout" || (cause === null && status === "TIMEOUT")) return stateAtFailure === "RUN" ? "agent" : stateAtFailure === "POSTRUN" ? "evaluation" : "infrastructure";
+    if (cause === "task_timeout" || (cause === null && status === "TIMEOUT"))
+      return stateAtFailure === "RUN" ? "agent" : stateAtFailure === "POSTRUN" ? "evaluation" : "infrastructure";
     return (cause !== null ? CAUSE_KIND[cause] : undefined) ?? "infrastructure";
   }
   // Ran to the end: the agent may still have failed (timed out, crashed), or its tokens may not be the engine's.

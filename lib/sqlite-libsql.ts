@@ -22,7 +22,11 @@ export interface LibsqlStore<TSchema extends Record<string, unknown>> {
 }
 
 /** A libSQL server URL, or a `file:` URL (tests: the same store over this driver, no server needed). */
-export async function openLibsql<TSchema extends Record<string, unknown>>(url: string, spec: StoreSpec<TSchema>, authToken?: string): Promise<LibsqlStore<TSchema>> {
+export async function openLibsql<TSchema extends Record<string, unknown>>(
+  url: string,
+  spec: StoreSpec<TSchema>,
+  authToken?: string,
+): Promise<LibsqlStore<TSchema>> {
   const client = createClient({ url, ...(authToken ? { authToken } : {}) });
   try {
     const file = !isLibsqlServerUrl(url);

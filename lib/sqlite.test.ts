@@ -32,7 +32,9 @@ function newerMigrations(dir: string): string {
   const folder = join(dir, "newer-migrations");
   cpSync(NODE_MIGRATIONS, folder, { recursive: true });
   const journalPath = join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: Array<{ idx: number; version: string; when: number; tag: string; breakpoints: boolean }> };
+  const journal = JSON.parse(readFileSync(journalPath, "utf8")) as {
+    entries: Array<{ idx: number; version: string; when: number; tag: string; breakpoints: boolean }>;
+  };
   const last = journal.entries.at(-1)!;
   journal.entries.push({ ...last, idx: last.idx + 1, when: last.when + 1000, tag: "9999_from_the_future" });
   writeFileSync(journalPath, JSON.stringify(journal));
@@ -96,7 +98,9 @@ describe("atomic", () => {
     const session = (id: string) => store.db.insert(nodeSchema.sessions).values({ id, tokenHash: `h-${id}`, metadata: {}, createdAt: "t" });
     await store.atomic([session("s1"), session("s2")]);
     // The third repeats s1's token hash (unique): the whole list fails, s3 included.
-    const failed = await store.atomic([session("s3"), store.db.update(nodeSchema.sessions).set({ closedAt: "x" }).where(eq(nodeSchema.sessions.id, "s1")), session("s1")]).catch((e: unknown) => e);
+    const failed = await store
+      .atomic([session("s3"), store.db.update(nodeSchema.sessions).set({ closedAt: "x" }).where(eq(nodeSchema.sessions.id, "s1")), session("s1")])
+      .catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(Error);
     const rows = await store.db.select({ id: nodeSchema.sessions.id, closedAt: nodeSchema.sessions.closedAt }).from(nodeSchema.sessions);
     expect(rows).toEqual([

@@ -3,12 +3,25 @@ import { resolve } from "node:path";
 import { TaskRequest } from "../protocol/rollout.ts";
 import { requestOverTask, TaskCatalog, taskOfRequest } from "./task-catalog.ts";
 
-const row = { task_id: "t1", instruction: "from the row", runtime: { image: "img" }, evaluator: { strategy: "swe" }, FAIL_TO_PASS: ["test_a"], metadata: { language: "python", group_id: "row" } };
+const row = {
+  task_id: "t1",
+  instruction: "from the row",
+  runtime: { image: "img" },
+  evaluator: { strategy: "swe" },
+  FAIL_TO_PASS: ["test_a"],
+  metadata: { language: "python", group_id: "row" },
+};
 
 describe("a request over a task row", () => {
   test("the request's fields win, an explicit null included; omitted ones come from the row; metadata keys merge", () => {
     const merged = requestOverTask({ task_id: "t1", agent: { harness: "mini" }, evaluator: null, metadata: { group_id: 3 } }, row);
-    expect(merged).toMatchObject({ instruction: "from the row", runtime: { image: "img" }, evaluator: null, FAIL_TO_PASS: ["test_a"], metadata: { language: "python", group_id: 3 } });
+    expect(merged).toMatchObject({
+      instruction: "from the row",
+      runtime: { image: "img" },
+      evaluator: null,
+      FAIL_TO_PASS: ["test_a"],
+      metadata: { language: "python", group_id: 3 },
+    });
     expect(requestOverTask({ task_id: "x" }, undefined)).toEqual({ task_id: "x" });
     // A metadata that is not an object stays as sent, for the schema to refuse.
     expect(requestOverTask({ task_id: "t1", metadata: [1] }, row).metadata).toEqual([1]);
@@ -17,7 +30,13 @@ describe("a request over a task row", () => {
   test("the task an evaluator reads is the same merge", () => {
     const request = TaskRequest.parse({ task_id: "t1", instruction: "mine", agent: { harness: "mini" }, metadata: { group_id: 1 } });
     const task = taskOfRequest(request, TaskCatalog.of([row as never]).get("t1"));
-    expect(task).toMatchObject({ task_id: "t1", instruction: "mine", FAIL_TO_PASS: ["test_a"], runtime: { image: "img" }, metadata: { language: "python", group_id: 1 } });
+    expect(task).toMatchObject({
+      task_id: "t1",
+      instruction: "mine",
+      FAIL_TO_PASS: ["test_a"],
+      runtime: { image: "img" },
+      metadata: { language: "python", group_id: 1 },
+    });
   });
 
   test("the bundled task file loads with its folder as the base of relative sources", async () => {

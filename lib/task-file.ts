@@ -66,7 +66,11 @@ export function parseTaskLines(text: string, baseDir: string): LoadedTasks {
     }
     seen.set(task.task_id, line);
     if (task.runtime) {
-      task.runtime = { ...task.runtime, prepare: resolveSources(task.runtime.prepare, baseDir), eval_prepare: resolveSources(task.runtime.eval_prepare, baseDir) };
+      task.runtime = {
+        ...task.runtime,
+        prepare: resolveSources(task.runtime.prepare, baseDir),
+        eval_prepare: resolveSources(task.runtime.eval_prepare, baseDir),
+      };
     }
     tasks.push(task);
   });

@@ -5,7 +5,10 @@ import { timingSafeEqual } from "node:crypto";
 export type Role = "node" | "trainer" | "admin";
 
 export function presentedToken(headers: Headers): string | undefined {
-  const bearer = headers.get("authorization")?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  const bearer = headers
+    .get("authorization")
+    ?.match(/^Bearer\s+(.+)$/i)?.[1]
+    ?.trim();
   return bearer || undefined;
 }
 

@@ -73,7 +73,12 @@ export async function checkUploadSources(runtime: Record<string, unknown> | null
   for (const { list, index, kind, step } of sourceSteps(runtime)) {
     const loc = ["body", "runtime", list, index, "source"];
     if (!isAbsolute(step.source)) {
-      details.push({ type: "value_error", loc, msg: `Value error, relative upload source ${step.source} needs a task file to resolve against: name a task of this server's task file, or send an absolute path`, input: step.source });
+      details.push({
+        type: "value_error",
+        loc,
+        msg: `Value error, relative upload source ${step.source} needs a task file to resolve against: name a task of this server's task file, or send an absolute path`,
+        input: step.source,
+      });
       continue;
     }
     const refusal = await policy.refuse(step.source, kind);

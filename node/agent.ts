@@ -5,7 +5,15 @@
 // still holds, from its own store, and which assignments its own restart cut off (those are
 // queued again by the coordinator, never reported as results).
 import type { EventBus } from "../lib/events.ts";
-import { CoordinatorToNode, LINK_PROTOCOL_VERSION, type Assignment, type HeldRollout, type InterruptedRollout, type NodeRolloutState, type NodeToCoordinator } from "../protocol/node-link.ts";
+import {
+  CoordinatorToNode,
+  LINK_PROTOCOL_VERSION,
+  type Assignment,
+  type HeldRollout,
+  type InterruptedRollout,
+  type NodeRolloutState,
+  type NodeToCoordinator,
+} from "../protocol/node-link.ts";
 import { nodeResultFrame } from "../protocol/trace-frame.ts";
 import type { SessionResult } from "../protocol/rollout.ts";
 import type { Transcript } from "../lib/transcript.ts";
@@ -102,7 +110,9 @@ export class CoordinatorLink {
     // Frames are handled one after another: a cancel must not overtake the assign it follows.
     ws.onmessage = (event) => {
       const text = String(event.data);
-      this.frames = this.frames.then(() => this.onFrame(text)).catch((err: unknown) => console.error(`polar node: coordinator frame failed: ${err instanceof Error ? err.message : String(err)}`));
+      this.frames = this.frames
+        .then(() => this.onFrame(text))
+        .catch((err: unknown) => console.error(`polar node: coordinator frame failed: ${err instanceof Error ? err.message : String(err)}`));
     };
     ws.onerror = () => {};
     ws.onclose = () => {
@@ -165,7 +175,12 @@ export class CoordinatorLink {
           if (cause) {
             // The hello reported it; the coordinator has requeued it (or reassigned it long ago).
             await this.forget(owed.coordinatorRolloutId, owed.attempt);
-            this.options.events?.emit("assignment.interrupted", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, cause, at: Date.now() });
+            this.options.events?.emit("assignment.interrupted", {
+              coordinator_rollout_id: owed.coordinatorRolloutId,
+              attempt: owed.attempt,
+              cause,
+              at: Date.now(),
+            });
           } else {
             // Results the coordinator has not acknowledged (finished while away, or before a restart).
             await this.sendResult(owed, owed.result);
@@ -176,12 +191,23 @@ export class CoordinatorLink {
         const a = message.assignment;
         const local = await this.node.start(a);
         this.byLocal.set(local, { rolloutId: a.rollout_id, attempt: a.attempt });
-        this.options.events?.emit("assignment.started", { rollout_id: local, coordinator_rollout_id: a.rollout_id, attempt: a.attempt, group_id: a.group_id, at: Date.now() });
+        this.options.events?.emit("assignment.started", {
+          rollout_id: local,
+          coordinator_rollout_id: a.rollout_id,
+          attempt: a.attempt,
+          group_id: a.group_id,
+          at: Date.now(),
+        });
         return;
       }
       case "cancel":
         for (const [local, ref] of this.byLocal) if (ref.rolloutId === message.rollout_id && ref.attempt === message.attempt) this.node.cancel(local);
-        this.options.events?.emit("assignment.cancelled", { coordinator_rollout_id: message.rollout_id, attempt: message.attempt, reason: message.reason, at: Date.now() });
+        this.options.events?.emit("assignment.cancelled", {
+          coordinator_rollout_id: message.rollout_id,
+          attempt: message.attempt,
+          reason: message.reason,
+          at: Date.now(),
+        });
         return;
       case "result_ack":
         await this.forget(message.rollout_id, message.attempt);
@@ -228,13 +254,20 @@ export class CoordinatorLink {
     const frame = this.traceFrames ? nodeResultFrame(owed.coordinatorRolloutId, owed.attempt, reported) : null;
     const sent = frame ? this.sendFrame(frame) : this.send({ type: "result", rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, result: reported });
     if (!sent) return;
-    this.options.events?.emit("result.reported", { coordinator_rollout_id: owed.coordinatorRolloutId, attempt: owed.attempt, status: result.status, at: Date.now() });
+    this.options.events?.emit("result.reported", {
+      coordinator_rollout_id: owed.coordinatorRolloutId,
+      attempt: owed.attempt,
+      status: result.status,
+      at: Date.now(),
+    });
   }
 
   private startHeartbeat(ms: number): void {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = setInterval(() => {
-      void this.node.takeGatewayLatency().then((gateway) => this.send({ type: "heartbeat", load: this.node.load(), images_warm: this.node.warmImages(), gateway }));
+      void this.node
+        .takeGatewayLatency()
+        .then((gateway) => this.send({ type: "heartbeat", load: this.node.load(), images_warm: this.node.warmImages(), gateway }));
     }, ms);
   }
 

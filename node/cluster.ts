@@ -78,7 +78,13 @@ export function joinCoordinator(deps: ClusterDeps): CoordinatorLink {
       interruption: interruptionCause,
       load() {
         const m = deps.pipeline.metrics();
-        return { queued: m.init_queue_depth, init: m.init_inflight, ready: m.ready_depth, run: m.run_inflight, postrun: m.postrun_queue_depth + m.postrun_inflight };
+        return {
+          queued: m.init_queue_depth,
+          init: m.init_inflight,
+          ready: m.ready_depth,
+          run: m.run_inflight,
+          postrun: m.postrun_queue_depth + m.postrun_inflight,
+        };
       },
       warmImages() {
         const images: Record<string, number> = {};

@@ -25,7 +25,16 @@ export interface NodeEvents {
     stage_ms: Record<string, number>;
   };
   /** A rollout's result was stored (`reward` null when it is masked: nothing was measured). */
-  "rollout.finished": { rollout_id: string; task_id: string; status: SessionResultStatus; reward: number | null; masked: boolean; timing: SessionResult["timing"]; facts: ResultFacts; at: number };
+  "rollout.finished": {
+    rollout_id: string;
+    task_id: string;
+    status: SessionResultStatus;
+    reward: number | null;
+    masked: boolean;
+    timing: SessionResult["timing"];
+    facts: ResultFacts;
+    at: number;
+  };
   /** A rollout-API task was stored with its sessions (NVIDIA's task.created). */
   "task.submitted": { task_id: string; harness: string; model: string | null; num_samples: number; session_ids: string[]; at: number };
   /** A session of a task got its result (NVIDIA's task.updated). */
@@ -89,5 +98,14 @@ export function announceResult(events: EventBus<NodeEvents>, result: SessionResu
   const masked = (result.trajectory.metadata.training_filter as { masked?: unknown } | undefined)?.masked === true;
   // A masked result's 0 is no measured reward.
   const reward = !masked && typeof result.metadata.reward === "number" ? result.metadata.reward : null;
-  events.emit("rollout.finished", { rollout_id: result.session_id, task_id: result.task_id, status: result.status, reward, masked, timing: result.timing, facts: resultFacts(result), at: Date.now() });
+  events.emit("rollout.finished", {
+    rollout_id: result.session_id,
+    task_id: result.task_id,
+    status: result.status,
+    reward,
+    masked,
+    timing: result.timing,
+    facts: resultFacts(result),
+    at: Date.now(),
+  });
 }

@@ -83,7 +83,9 @@ test("a config file's engine, gateway and sampling keys become the backend's opt
 test("settings left out take the gateway's and the backend's own defaults", () => {
   const config = parseNodeConfig({ admin_token: token, open_rollout_api: true });
   expect(BackendOptions.parse(nodeBackendOptions(config))).toEqual(BackendOptions.parse({ urls: config.engine.urls }));
-  expect(GatewayConfig.parse(nodeGatewayConfig(config))).toEqual(GatewayConfig.parse({ adminToken: token, host: config.host, port: config.port, db: config.db }));
+  expect(GatewayConfig.parse(nodeGatewayConfig(config))).toEqual(
+    GatewayConfig.parse({ adminToken: token, host: config.host, port: config.port, db: config.db }),
+  );
 });
 
 test("bad values name the key", () => {
@@ -94,7 +96,11 @@ test("bad values name the key", () => {
 
 /** One chat call through the node's gateway in a session made with the admin API; its HTTP status. */
 async function oneCall(nodeUrl: string): Promise<number> {
-  const created = await fetch(`${nodeUrl}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ metadata: {} }) });
+  const created = await fetch(`${nodeUrl}/v1/sessions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ metadata: {} }),
+  });
   expect(created.status).toBe(201);
   const session = (await created.json()) as { token: string };
   const res = await fetch(`${nodeUrl}/v1/chat/completions`, {
@@ -111,7 +117,9 @@ for (const retries of [0, 1]) {
     const engine = await startMockEngine({ port: 0, failFirst: 1, model: "served-name" });
     const dir = mkdtempSync(join(tmpdir(), "polar-gw-settings-node-"));
     const file = configFile(`[engine]\nurls = ["${engine.url}"]\nserved_model = "served-name"\nretries = ${retries}\nbackoff_ms = 0\n`);
-    const node = await startNode(parseNodeConfig(mergeLayers(readConfigFile(file), { admin_token: token, open_rollout_api: true, port: 0, db: join(dir, "node.db"), tasks: "" })));
+    const node = await startNode(
+      parseNodeConfig(mergeLayers(readConfigFile(file), { admin_token: token, open_rollout_api: true, port: 0, db: join(dir, "node.db"), tasks: "" })),
+    );
     try {
       const status = await oneCall(node.url);
       expect(status).toBe(retries ? 200 : 502);

@@ -89,7 +89,12 @@ const ADMIN_REQUIRED = { error: { code: "unauthorized", message: "the admin toke
 /** The rollout API's gate: open (loopback only, checked by the config), or the rollout or admin token; the node token is another role's. */
 function nodeRolloutAccess(config: NodeConfig): RolloutApiAccess {
   if (config.open_rollout_api) return { open: true };
-  return { open: false, rolloutToken: config.rollout_token!, adminToken: config.admin_token, otherRoles: config.coordinator ? { node: config.coordinator.token } : {} };
+  return {
+    open: false,
+    rolloutToken: config.rollout_token!,
+    adminToken: config.admin_token,
+    otherRoles: config.coordinator ? { node: config.coordinator.token } : {},
+  };
 }
 
 /** `metrics_require_admin_token`: /metrics answers 401 without the admin token. */
@@ -144,7 +149,11 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     const work = (async () => {
       if (wanted) await sender.send(request.callback_url!, result);
       await repo.markCallbackDone(result.task_id);
-    })().catch((err) => console.error(JSON.stringify({ level: "error", event: "callback_record_failed", task_id: result.task_id, error: err instanceof Error ? err.name : typeof err })));
+    })().catch((err) =>
+      console.error(
+        JSON.stringify({ level: "error", event: "callback_record_failed", task_id: result.task_id, error: err instanceof Error ? err.name : typeof err }),
+      ),
+    );
     callbacks.add(work);
     void work.finally(() => {
       callbacks.delete(work);
@@ -175,7 +184,17 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       onResult: (result, rollout) => {
         evaluationStats.record(result);
         announceResult(events, result);
-        void tasks?.onResult(result).catch((err) => console.error(JSON.stringify({ level: "error", event: "task_result_failed", task_id: result.task_id, session_id: result.session_id, error: describeStoreError(err) })));
+        void tasks?.onResult(result).catch((err) =>
+          console.error(
+            JSON.stringify({
+              level: "error",
+              event: "task_result_failed",
+              task_id: result.task_id,
+              session_id: result.session_id,
+              error: describeStoreError(err),
+            }),
+          ),
+        );
         link?.onResult(result, rollout.id);
       },
     },
@@ -189,8 +208,17 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       events.emit("task.finished", { task_id: result.task_id, status: result.status, completed_sessions: result.results.length, at: Date.now() });
       sendCallback(result, request);
     },
-    onTaskSubmitted: (request, ids) => events.emit("task.submitted", { task_id: request.task_id, harness: request.agent.harness, model: request.agent.model_name ?? null, num_samples: request.num_samples, session_ids: ids, at: Date.now() }),
-    onTaskProgress: (taskId, completed, total) => events.emit("task.progressed", { task_id: taskId, completed_sessions: completed, total_sessions: total, at: Date.now() }),
+    onTaskSubmitted: (request, ids) =>
+      events.emit("task.submitted", {
+        task_id: request.task_id,
+        harness: request.agent.harness,
+        model: request.agent.model_name ?? null,
+        num_samples: request.num_samples,
+        session_ids: ids,
+        at: Date.now(),
+      }),
+    onTaskProgress: (taskId, completed, total) =>
+      events.emit("task.progressed", { task_id: taskId, completed_sessions: completed, total_sessions: total, at: Date.now() }),
   });
   await tasks.load();
 
@@ -224,12 +252,17 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
       warm: () => pool.warm(),
       isDraining: () => draining,
       storeFailure: () => storeHealth.failing,
-      ...(evaluability ? { evaluable: async (request: TaskRequestSchema) => (await evaluability.check(request, AbortSignal.timeout(120_000)))?.message ?? null } : {}),
+      ...(evaluability
+        ? { evaluable: async (request: TaskRequestSchema) => (await evaluability.check(request, AbortSignal.timeout(120_000)))?.message ?? null }
+        : {}),
       evaluationErrors: () => evaluationStats.snapshot(),
     }),
   );
   const retentionMs = config.task_retention_hours * 3600_000;
-  const prune = () => void repo.pruneFinishedTasks(new Date(Date.now() - retentionMs).toISOString()).catch((err) => console.error(JSON.stringify({ level: "error", event: "task_prune_failed", error: err instanceof Error ? err.name : typeof err })));
+  const prune = () =>
+    void repo
+      .pruneFinishedTasks(new Date(Date.now() - retentionMs).toISOString())
+      .catch((err) => console.error(JSON.stringify({ level: "error", event: "task_prune_failed", error: err instanceof Error ? err.name : typeof err })));
   prune();
   const pruner = setInterval(prune, PRUNE_EVERY_MS);
   app.post("/v1/admin/drain", (c) => {
@@ -257,7 +290,13 @@ export async function startNode(config: NodeConfig, parts: NodeParts = {}): Prom
     });
   }
 
-  const server = Bun.serve({ hostname: config.host, port: config.port, fetch: app.fetch, idleTimeout: 0, maxRequestBodySize: gatewayConfig.maxBodyBytes + 64 * 1024 });
+  const server = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    fetch: app.fetch,
+    idleTimeout: 0,
+    maxRequestBodySize: gatewayConfig.maxBodyBytes + 64 * 1024,
+  });
   const url = `http://${config.host}:${server.port}`;
   gateway.setBaseUrl(url);
   // Tasks that finished before a crash but whose callback was not delivered.

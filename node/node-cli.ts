@@ -39,7 +39,11 @@ const FLAGS: FlagSpecs = {
   retries: { type: "string", help: "extra engine attempts on connect errors and 5xx", default: String(BACKEND_DEFAULTS.retries) },
   "token-splice": { type: "boolean", help: "tito: reuse earlier turns' sampled ids in the prompt" },
   "tito-engine": { type: "string", help: `tito: engine API that receives token ids: ${TITO_ENGINES.join(" | ")}`, default: BACKEND_DEFAULTS.titoEngine },
-  "sglang-mode": { type: "string", help: `sglang: ${SGLANG_MODES.join(" | ")} (OpenAI chat endpoint, or /generate with token ids)`, default: BACKEND_DEFAULTS.sglangMode },
+  "sglang-mode": {
+    type: "string",
+    help: `sglang: ${SGLANG_MODES.join(" | ")} (OpenAI chat endpoint, or /generate with token ids)`,
+    default: BACKEND_DEFAULTS.sglangMode,
+  },
   "sglang-router": { type: "boolean", help: "sglang: --engine URLs are sglang-router URLs; call their workers directly" },
   "cache-bytes": { type: "string", help: "bytes the gateway's per-session caches together may hold", default: String(GATEWAY_DEFAULTS.cacheBytes) },
   "max-tokens-cap": { type: "string", help: "cap every LLM call's max_tokens (harnesses ask for up to 32000)" },
@@ -79,8 +83,18 @@ export async function runNodeCli(argv: string[]): Promise<void> {
       sglang_router: flags["sglang-router"] === true || undefined,
     },
     gateway: { cache_bytes: intFlag(flags, "cache-bytes") },
-    workers: { init: intFlag(flags, "init-workers"), run: intFlag(flags, "run-workers"), postrun: intFlag(flags, "postrun-workers"), ready_backlog: intFlag(flags, "ready-backlog") },
-    sampling: { max_tokens_cap: intFlag(flags, "max-tokens-cap"), temperature: numberFlag(flags, "temperature"), top_p: numberFlag(flags, "top-p"), thinking: onOffFlag(flags, "thinking") },
+    workers: {
+      init: intFlag(flags, "init-workers"),
+      run: intFlag(flags, "run-workers"),
+      postrun: intFlag(flags, "postrun-workers"),
+      ready_backlog: intFlag(flags, "ready-backlog"),
+    },
+    sampling: {
+      max_tokens_cap: intFlag(flags, "max-tokens-cap"),
+      temperature: numberFlag(flags, "temperature"),
+      top_p: numberFlag(flags, "top-p"),
+      thinking: onOffFlag(flags, "thinking"),
+    },
     coordinator: { url: stringFlag(flags, "coordinator") },
   };
   const merged = mergeLayers(configPath ? readConfigFile(configPath) : {}, envLayer(process.env), flagLayer);
@@ -98,8 +112,11 @@ export async function runNodeCli(argv: string[]): Promise<void> {
   const config = parseNodeConfig(pruneEmpty(merged));
   const node = await startNode(config);
   const r = node.recovery;
-  console.error(`polar node: ${config.node_id} listening on ${node.url} (runtime ${node.runtime.backend}${node.runtime.isolated ? "" : ", NOT isolated"}; engine ${config.engine.urls.join(", ")}; db ${config.db}; ${describeRolloutAccess(node.rolloutAccess)})`);
-  if (r.rolloutsFailed || r.sandboxesRemoved) console.error(`polar node: after restart: ${r.rolloutsFailed} unfinished rollout(s) reported ERROR, ${r.sandboxesRemoved} leftover sandbox(es) removed`);
+  console.error(
+    `polar node: ${config.node_id} listening on ${node.url} (runtime ${node.runtime.backend}${node.runtime.isolated ? "" : ", NOT isolated"}; engine ${config.engine.urls.join(", ")}; db ${config.db}; ${describeRolloutAccess(node.rolloutAccess)})`,
+  );
+  if (r.rolloutsFailed || r.sandboxesRemoved)
+    console.error(`polar node: after restart: ${r.rolloutsFailed} unfinished rollout(s) reported ERROR, ${r.sandboxesRemoved} leftover sandbox(es) removed`);
   const stop = async () => {
     await node.stop();
     process.exit(0);

@@ -16,7 +16,10 @@ const positiveInt = z.number().int().positive();
 export const NodeConfig = z
   .object({
     /** Labels this node's sandboxes; must stay the same across restarts to find leftovers. */
-    node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, '.', '_' and '-' only").default(`node-${hostname()}`),
+    node_id: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "letters, digits, '.', '_' and '-' only")
+      .default(`node-${hostname()}`),
     host: z.string().default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8400),
     /** SQLite file: gateway sessions and calls, rollouts, events and results. */
@@ -112,7 +115,10 @@ export const NodeConfig = z
     /** Task file whose task ids a request may name; the bundled set by default. */
     tasks: z.string().optional(),
     /** Join a cluster: the coordinator's URL and the node token it expects (env POLAR_NODE_TOKEN). */
-    coordinator: z.object({ url: z.string().url(), token: z.string().min(16, "must be at least 16 characters") }).strict().optional(),
+    coordinator: z
+      .object({ url: z.string().url(), token: z.string().min(16, "must be at least 16 characters") })
+      .strict()
+      .optional(),
     callback: z
       .object({
         attempts: positiveInt.default(6),
@@ -143,10 +149,18 @@ export const NodeConfig = z
   })
   .strict()
   .superRefine((c, ctx) => {
-    if (c.open_rollout_api && !isLoopbackHost(c.host)) ctx.addIssue({ code: "custom", path: ["open_rollout_api"], message: `an open rollout API needs a loopback host, not ${c.host}` });
-    if (!c.open_rollout_api && !c.rollout_token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "required (POLAR_ROLLOUT_TOKEN or --rollout-token), unless open_rollout_api (--open) on a loopback host" });
-    if (c.rollout_token && c.rollout_token === c.admin_token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "must differ from admin_token" });
-    if (c.rollout_token && c.coordinator && c.rollout_token === c.coordinator.token) ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "must differ from the node token (coordinator.token)" });
+    if (c.open_rollout_api && !isLoopbackHost(c.host))
+      ctx.addIssue({ code: "custom", path: ["open_rollout_api"], message: `an open rollout API needs a loopback host, not ${c.host}` });
+    if (!c.open_rollout_api && !c.rollout_token)
+      ctx.addIssue({
+        code: "custom",
+        path: ["rollout_token"],
+        message: "required (POLAR_ROLLOUT_TOKEN or --rollout-token), unless open_rollout_api (--open) on a loopback host",
+      });
+    if (c.rollout_token && c.rollout_token === c.admin_token)
+      ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "must differ from admin_token" });
+    if (c.rollout_token && c.coordinator && c.rollout_token === c.coordinator.token)
+      ctx.addIssue({ code: "custom", path: ["rollout_token"], message: "must differ from the node token (coordinator.token)" });
   });
 export type NodeConfig = z.infer<typeof NodeConfig>;
 export type NodeConfigInput = z.input<typeof NodeConfig>;

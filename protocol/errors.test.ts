@@ -30,7 +30,13 @@ describe("PolarError transports", () => {
     expect(new PolarError("conflict", "older").retryable).toBe(false);
     expect(adminErrorResponse(bad)).toEqual({ body: { error: { code: "bad_request", message: "no such field" } }, status: 400 });
     expect(AdminErrorBody.strict().parse(adminErrorResponse(bad).body).error.code).toBe("bad_request");
-    expect(WsErrorFrame.parse(wsErrorFrame(busy, "r1"))).toEqual({ type: "error", code: "overloaded", message: "try later", retryable: true, request_id: "r1" });
+    expect(WsErrorFrame.parse(wsErrorFrame(busy, "r1"))).toEqual({
+      type: "error",
+      code: "overloaded",
+      message: "try later",
+      retryable: true,
+      request_id: "r1",
+    });
     expect(wsErrorFrame(bad)).toEqual({ type: "error", code: "bad_request", message: "no such field", retryable: false });
     expect(fastApiErrorResponse(new PolarError("not_found", "unknown task t"))).toEqual({ body: { detail: "unknown task t" }, status: 404 });
   });

@@ -101,7 +101,13 @@ export function describeCause(err: unknown): { name: string; codes: string[]; at
     if (typeof code === "string") codes.push(code);
   }
   const name = err instanceof Error ? err.name : typeof err;
-  const at = err instanceof Error ? err.stack?.split("\n").find((l) => l.trim().startsWith("at "))?.trim() : undefined;
+  const at =
+    err instanceof Error
+      ? err.stack
+          ?.split("\n")
+          .find((l) => l.trim().startsWith("at "))
+          ?.trim()
+      : undefined;
   return { name, codes, ...(at && { at }) };
 }
 

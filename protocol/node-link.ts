@@ -4,7 +4,15 @@
 import { z } from "zod";
 import { WsErrorFrame } from "./errors.ts";
 import { TranscriptMessage } from "./admin.ts";
-import { ROLLOUT_RESULT_STATUSES, RolloutTraceHeader, RolloutTrajectory, SessionResult, STATUS_OF_TRAJECTORY_ISSUE, statusOfTrajectory, TaskRequest } from "./rollout.ts";
+import {
+  ROLLOUT_RESULT_STATUSES,
+  RolloutTraceHeader,
+  RolloutTrajectory,
+  SessionResult,
+  STATUS_OF_TRAJECTORY_ISSUE,
+  statusOfTrajectory,
+  TaskRequest,
+} from "./rollout.ts";
 
 /**
  * 2: the hello lists `interrupted` assignments (a node restart cut them off; the coordinator
@@ -118,7 +126,12 @@ export type NodeHello = z.infer<typeof NodeHello>;
 
 export const NodeToCoordinator = z.discriminatedUnion("type", [
   NodeHello,
-  z.object({ type: z.literal("heartbeat"), load: StageLoad, images_warm: z.record(z.string(), z.number().int().nonnegative()), gateway: GatewayLatency.optional() }),
+  z.object({
+    type: z.literal("heartbeat"),
+    load: StageLoad,
+    images_warm: z.record(z.string(), z.number().int().nonnegative()),
+    gateway: GatewayLatency.optional(),
+  }),
   z.object({ type: z.literal("progress"), rollout_id: z.string(), attempt: z.number().int().min(1), state: NodeRolloutState }),
   /**
    * Sent until acknowledged (the node keeps it in its store until then). As a trace frame, this is

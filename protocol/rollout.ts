@@ -81,10 +81,7 @@ const earlyStopWithinSamples = (t: { early_stop_min_usable_sessions?: number | n
 const EARLY_STOP_MESSAGE = "early_stop_min_usable_sessions cannot exceed num_samples";
 
 /** A trainer's request for `num_samples` rollouts of one task (Polar's TaskRequest). */
-export const TaskRequest = z
-  .looseObject(taskRequestFields)
-  .refine(earlyStopWithinSamples, { message: EARLY_STOP_MESSAGE })
-  .meta({ title: "TaskRequest" });
+export const TaskRequest = z.looseObject(taskRequestFields).refine(earlyStopWithinSamples, { message: EARLY_STOP_MESSAGE }).meta({ title: "TaskRequest" });
 /** What `POST /rollout/task/submit` accepts: a TaskRequest whose task_id is a TaskId. */
 export const RolloutTaskRequest = z
   .looseObject({ ...taskRequestFields, task_id: TaskId })
@@ -192,23 +189,24 @@ const FiniteNumbers = perToken<number>(Number.isFinite, "finite numbers", { type
  * per response token: the engine's logprob where the token was sampled, 0.0 where the mask is 0.
  */
 const RolloutTraceFields = z.object({
-    prompt_ids: TokenIds,
-    response_ids: TokenIds,
-    loss_mask: LossMask,
-    response_logprobs: FiniteNumbers,
-    finish_reason: z.string().nullable(),
-    reward: z.number().finite(),
-    metadata: z.record(z.string(), z.unknown()).default({}),
+  prompt_ids: TokenIds,
+  response_ids: TokenIds,
+  loss_mask: LossMask,
+  response_logprobs: FiniteNumbers,
+  finish_reason: z.string().nullable(),
+  reward: z.number().finite(),
+  metadata: z.record(z.string(), z.unknown()).default({}),
 });
-export const RolloutTrace = RolloutTraceFields
-  .refine((t) => t.loss_mask.length === t.response_ids.length && t.response_logprobs.length === t.response_ids.length, {
+export const RolloutTrace = RolloutTraceFields.refine(
+  (t) => t.loss_mask.length === t.response_ids.length && t.response_logprobs.length === t.response_ids.length,
+  {
     message: "loss_mask and response_logprobs must have one entry per response token",
     path: ["response_ids"],
-  })
-  .refine((t) => t.loss_mask.every((m, i) => m === 1 || t.response_logprobs[i] === 0), {
-    message: "response_logprobs must be 0.0 where loss_mask is 0",
-    path: ["response_logprobs"],
-  });
+  },
+).refine((t) => t.loss_mask.every((m, i) => m === 1 || t.response_logprobs[i] === 0), {
+  message: "response_logprobs must be 0.0 where loss_mask is 0",
+  path: ["response_logprobs"],
+});
 export type RolloutTrace = z.infer<typeof RolloutTrace>;
 
 /** A trace without its four per-token arrays: what a trace frame's header carries; the arrays follow it packed (protocol/trace-frame.ts). */

@@ -48,4 +48,3 @@ export const RuntimeSpec = z.looseObject({
 });
 export type RuntimeSpec = z.infer<typeof RuntimeSpec>;
 export type RuntimeSpecInput = z.input<typeof RuntimeSpec>;
-

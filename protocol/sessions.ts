@@ -4,9 +4,7 @@ import { z } from "zod";
 import { TrajectoryResult } from "./trace.ts";
 
 /** `POST /v1/sessions` body. */
-export const CreateSessionBody = z
-  .object({ metadata: z.record(z.string(), z.unknown()).optional() })
-  .strict();
+export const CreateSessionBody = z.object({ metadata: z.record(z.string(), z.unknown()).optional() }).strict();
 
 /** A gateway session: what a harness is pointed at, and how many calls it recorded. */
 export const SessionInfo = z.object({

@@ -49,8 +49,7 @@ export const SKIP_REASONS = ["text-only", "failed"] as const;
 export const SkipReason = z.enum(SKIP_REASONS);
 export type SkipReason = z.infer<typeof SkipReason>;
 
-const Counts = <K extends readonly [string, ...string[]]>(keys: K) =>
-  z.record(z.enum(keys), z.number().int().nonnegative());
+const Counts = <K extends readonly [string, ...string[]]>(keys: K) => z.record(z.enum(keys), z.number().int().nonnegative());
 
 export const NormalisationCounts = Counts(NORMALISATION_KINDS);
 export type NormalisationCounts = z.infer<typeof NormalisationCounts>;

@@ -32,9 +32,16 @@ export const ReplaceFlat = z
     /** `same_task`: the same task again; `next_task`: the next task of `tasks`, in order. */
     source: z.enum(REPLACE_FLAT_SOURCES).default("same_task"),
     /** Tasks for `next_task` (ids of the coordinator's task file, or inline): the first replacement runs the first one. */
-    tasks: z.array(z.union([InlineTask, z.string().min(1)])).min(1).max(64).optional(),
+    tasks: z
+      .array(z.union([InlineTask, z.string().min(1)]))
+      .min(1)
+      .max(64)
+      .optional(),
   })
-  .refine((r) => (r.source === "next_task") === (r.tasks !== undefined), { message: "tasks is required with source next_task, and only with it", path: ["tasks"] });
+  .refine((r) => (r.source === "next_task") === (r.tasks !== undefined), {
+    message: "tasks is required with source next_task, and only with it",
+    path: ["tasks"],
+  });
 export type ReplaceFlat = z.infer<typeof ReplaceFlat>;
 
 /** How a group ends: every member has a result, or it was cancelled (Polar's task status words). */

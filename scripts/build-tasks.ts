@@ -13,7 +13,12 @@ const TASKS_DIR = resolve(import.meta.dir, "../tasks");
 const OUT = join(TASKS_DIR, "tasks.jsonl");
 
 function git(cwd: string, args: string[]): string {
-  const run = Bun.spawnSync(["git", "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", ...args], { cwd, env: { ...process.env, ...BASE_COMMIT_ENV }, stdout: "pipe", stderr: "pipe" });
+  const run = Bun.spawnSync(["git", "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", ...args], {
+    cwd,
+    env: { ...process.env, ...BASE_COMMIT_ENV },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (run.exitCode !== 0) throw new Error(`git ${args.join(" ")} in ${cwd}: ${run.stderr.toString()}`);
   return run.stdout.toString();
 }

@@ -6,7 +6,10 @@ import { existsSync } from "node:fs";
 export type PythonProbe = { python: string } | { missing: string };
 
 function fits(python: string): boolean {
-  const probe = Bun.spawnSync([python, "-c", "import sys, websockets; sys.exit(0 if sys.version_info >= (3, 10) else 1)"], { stdout: "ignore", stderr: "ignore" });
+  const probe = Bun.spawnSync([python, "-c", "import sys, websockets; sys.exit(0 if sys.version_info >= (3, 10) else 1)"], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   return probe.exitCode === 0;
 }
 

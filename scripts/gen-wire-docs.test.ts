@@ -17,7 +17,22 @@ describe("docs/wire.md", () => {
 
   test("documents every served shape, all snake_case", () => {
     const page = renderWireDocs();
-    for (const name of ["RecordedCall", "SessionCalls", "SessionInfo", "SessionTrajectory", "Trace", "AdminState", "AdminErrorBody", "OpenAiErrorBody", "AnthropicErrorBody", "TaskRequest", "SessionResult", "TaskStatus", "TaskResult", "SessionTiming"]) {
+    for (const name of [
+      "RecordedCall",
+      "SessionCalls",
+      "SessionInfo",
+      "SessionTrajectory",
+      "Trace",
+      "AdminState",
+      "AdminErrorBody",
+      "OpenAiErrorBody",
+      "AnthropicErrorBody",
+      "TaskRequest",
+      "SessionResult",
+      "TaskStatus",
+      "TaskResult",
+      "SessionTiming",
+    ]) {
       expect(page).toContain(`\n### ${name}\n`);
     }
     const fields = [...page.matchAll(/^\| `([^`]+)` \| .* \| (?:yes|no) \| .*\|$/gm)].map((m) => m[1]!);

@@ -12,14 +12,27 @@ let relay: ReturnType<typeof Bun.serve>;
 const seen: { path: string; headers: Record<string, string> }[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ engine: { script: { steps: [{ think: "plan", shell: "echo hello > out.txt" }, { think: "done", text: "Done." }] } } });
+  stack = await startStack({
+    engine: {
+      script: {
+        steps: [
+          { think: "plan", shell: "echo hello > out.txt" },
+          { think: "done", text: "Done." },
+        ],
+      },
+    },
+  });
   relay = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req) {
       const url = new URL(req.url);
       seen.push({ path: url.pathname, headers: Object.fromEntries(req.headers) });
-      return fetch(`${stack.gateway.url}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, body: req.method === "GET" ? undefined : await req.text() });
+      return fetch(`${stack.gateway.url}${url.pathname}${url.search}`, {
+        method: req.method,
+        headers: req.headers,
+        body: req.method === "GET" ? undefined : await req.text(),
+      });
     },
   });
 });
@@ -42,7 +55,10 @@ describe("anthropic backend against a Polar gateway's Messages API", () => {
 
     const second = await call(
       backend,
-      chatRequest([{ role: "user", content: "make out.txt" }, assistantMessage(first.response), { role: "tool", content: "exit code 0", tool_call_id: toolCall.id }], { model: ENGINE_MODEL }),
+      chatRequest(
+        [{ role: "user", content: "make out.txt" }, assistantMessage(first.response), { role: "tool", content: "exit code 0", tool_call_id: toolCall.id }],
+        { model: ENGINE_MODEL },
+      ),
     );
     expect(second.response).toMatchObject({ finish_reason: "stop", tool_calls: [] });
     expect(second.response.content.trim()).toBe("Done.");

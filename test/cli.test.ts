@@ -53,9 +53,15 @@ describe("polar CLI", () => {
     const db = join(dir, "gw.db");
     const engine = await start(["mock-engine", "--port", "0"], /listening on (http:\/\/\S+)/);
     const admin = "cli-test-admin-token-0123";
-    const gateway = await start(["gateway", "--port", "0", "--engine", engine.url, "--model", "Qwen/Qwen3-8B", "--db", db, "--admin-token", admin, "--max-tokens-cap", "64"], /listening on (http:\/\/\S+)/);
+    const gateway = await start(
+      ["gateway", "--port", "0", "--engine", engine.url, "--model", "Qwen/Qwen3-8B", "--db", db, "--admin-token", admin, "--max-tokens-cap", "64"],
+      /listening on (http:\/\/\S+)/,
+    );
 
-    const session = (await (await fetch(`${gateway.url}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${admin}` } })).json()) as { id: string; openai_base_url: string };
+    const session = (await (await fetch(`${gateway.url}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${admin}` } })).json()) as {
+      id: string;
+      openai_base_url: string;
+    };
     const res = await fetch(`${session.openai_base_url}/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -73,28 +79,38 @@ describe("polar CLI", () => {
     expect(calls[0]!.output_ids!.length).toBeGreaterThan(0);
   });
 
-  withSandboxes("the README's demo runs bundled tasks through the node's rollout API and writes their results, never loading dockerode, each warning once", async () => {
-    const out = mkdtempSync(join(tmpdir(), "polar-cli-demo-"));
-    dirs.push(out);
-    // Loading any file of dockerode ends the demo with exit 97: the default path must not need it.
-    const preload = join(out, "no-dockerode.ts");
-    writeFileSync(preload, `Bun.plugin({ name: "no-dockerode", setup(build) { build.onLoad({ filter: /\\/node_modules\\/dockerode\\// }, (args) => { console.error("dockerode loaded: " + args.path); process.exit(97); }); } });\n`);
-    const proc = Bun.spawn(["bun", "--preload", preload, BIN, "demo", "--out", out], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    const demo = { code, stdout, stderr };
-    expect(demo.code).toBe(0);
-    // Nothing on stderr is said twice (a warning per sandbox or per rollout would be).
-    const said = demo.stderr.split("\n").filter((l) => l.trim() !== "");
-    expect(said.filter((line, i) => said.indexOf(line) !== i)).toEqual([]);
-    const results = (await Bun.file(join(out, "results.jsonl")).text()).trim().split("\n").map((line) => SessionResult.parse(JSON.parse(line)));
-    expect(results).toHaveLength(12);
-    expect(new Set(results.map((r) => r.task_id)).size).toBe(3);
-    for (const r of results) {
-      expect(r.status).toBe("COMPLETED");
-      expect(r.trajectory.traces.length).toBeGreaterThan(0);
-    }
-    expect(new Set(results.map((r) => r.metadata.reward))).toEqual(new Set([0, 1]));
-  }, 240_000);
+  withSandboxes(
+    "the README's demo runs bundled tasks through the node's rollout API and writes their results, never loading dockerode, each warning once",
+    async () => {
+      const out = mkdtempSync(join(tmpdir(), "polar-cli-demo-"));
+      dirs.push(out);
+      // Loading any file of dockerode ends the demo with exit 97: the default path must not need it.
+      const preload = join(out, "no-dockerode.ts");
+      writeFileSync(
+        preload,
+        `Bun.plugin({ name: "no-dockerode", setup(build) { build.onLoad({ filter: /\\/node_modules\\/dockerode\\// }, (args) => { console.error("dockerode loaded: " + args.path); process.exit(97); }); } });\n`,
+      );
+      const proc = Bun.spawn(["bun", "--preload", preload, BIN, "demo", "--out", out], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      const demo = { code, stdout, stderr };
+      expect(demo.code).toBe(0);
+      // Nothing on stderr is said twice (a warning per sandbox or per rollout would be).
+      const said = demo.stderr.split("\n").filter((l) => l.trim() !== "");
+      expect(said.filter((line, i) => said.indexOf(line) !== i)).toEqual([]);
+      const results = (await Bun.file(join(out, "results.jsonl")).text())
+        .trim()
+        .split("\n")
+        .map((line) => SessionResult.parse(JSON.parse(line)));
+      expect(results).toHaveLength(12);
+      expect(new Set(results.map((r) => r.task_id)).size).toBe(3);
+      for (const r of results) {
+        expect(r.status).toBe("COMPLETED");
+        expect(r.trajectory.traces.length).toBeGreaterThan(0);
+      }
+      expect(new Set(results.map((r) => r.metadata.reward))).toEqual(new Set([0, 1]));
+    },
+    240_000,
+  );
 
   test("polar node: settings errors name the key (exit 2)", async () => {
     const bad = await run(["node", "--run-workers", "0", "--admin-token", "long-enough-admin-token"]);

@@ -30,7 +30,31 @@ afterAll(async () => {
 
 function startNode(nodeId: string, coordinatorUrl: string, engineUrl: string): Child {
   return processes.spawn(
-    ["node", "--node-id", nodeId, "--port", "0", "--db", join(dir, `${nodeId}.db`), "--runtime", "process", "--engine", engineUrl, "--coordinator", coordinatorUrl, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
+    [
+      "node",
+      "--node-id",
+      nodeId,
+      "--port",
+      "0",
+      "--db",
+      join(dir, `${nodeId}.db`),
+      "--runtime",
+      "process",
+      "--engine",
+      engineUrl,
+      "--coordinator",
+      coordinatorUrl,
+      "--admin-token",
+      "cluster-admin-token-0123456789",
+      "--run-workers",
+      "2",
+      "--init-workers",
+      "2",
+      "--postrun-workers",
+      "2",
+      "--max-tokens-cap",
+      "2048",
+    ],
     { POLAR_NODE_TOKEN: TOKENS.nodeToken },
   );
 }
@@ -48,7 +72,8 @@ function collectLog(child: Child, into: Record<string, unknown>[]): void {
   })();
 }
 
-const admin = (url: string, path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
+const admin = (url: string, path: string) =>
+  fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
 const instruction = (id: string) =>
   readFileSync(TASKS, "utf8")
     .split("\n")
@@ -62,14 +87,22 @@ async function restartMidRun(nodeId: string, signal: "SIGKILL" | "SIGTERM", caus
   const log: Record<string, unknown>[] = [];
   collectLog(child, log);
   const first = startNode(nodeId, url, hanging.url);
-  await waitFor(async () => (await admin(url, "/v1/admin/nodes")).nodes.some((n: { status: string }) => n.status === "connected"), "the node connected", 60_000);
+  await waitFor(
+    async () => (await admin(url, "/v1/admin/nodes")).nodes.some((n: { status: string }) => n.status === "connected"),
+    "the node connected",
+    60_000,
+  );
 
   const results: StreamedResult[] = [];
   const trainer = new TrainerClient({ url, token: TOKENS.trainerToken, trainerId: nodeId, reconnectDelayMs: 100, onResult: (r) => void results.push(r) });
   await trainer.ready();
   const taskId = "js-leap-year-century";
   const { rollout_ids } = await trainer.submit({ task: { task_id: taskId, instruction: instruction(taskId) }, n: 3, agent: { harness: "mini" } });
-  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=ASSIGNED")).rollouts.filter((r: { stage: string | null }) => r.stage === "RUN").length === 2, "two rollouts running", 120_000);
+  await waitFor(
+    async () => (await admin(url, "/v1/admin/rollouts?state=ASSIGNED")).rollouts.filter((r: { stage: string | null }) => r.stage === "RUN").length === 2,
+    "two rollouts running",
+    120_000,
+  );
   first.kill(signal);
   await first.exited;
 

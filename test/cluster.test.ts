@@ -26,7 +26,31 @@ afterAll(async () => {
 
 function startNode(id: string, coordinatorUrl: string, runtime: "process" | "docker" = "process"): Child {
   return processes.spawn(
-    ["node", "--node-id", id, "--port", "0", "--db", join(dir, `${id}.db`), "--runtime", runtime, "--engine", engine.url, "--coordinator", coordinatorUrl, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
+    [
+      "node",
+      "--node-id",
+      id,
+      "--port",
+      "0",
+      "--db",
+      join(dir, `${id}.db`),
+      "--runtime",
+      runtime,
+      "--engine",
+      engine.url,
+      "--coordinator",
+      coordinatorUrl,
+      "--admin-token",
+      "cluster-admin-token-0123456789",
+      "--run-workers",
+      "2",
+      "--init-workers",
+      "2",
+      "--postrun-workers",
+      "2",
+      "--max-tokens-cap",
+      "2048",
+    ],
     { POLAR_NODE_TOKEN: TOKENS.nodeToken },
   );
 }
@@ -46,55 +70,88 @@ async function startCoordinator(name: string): Promise<string> {
 
 const coordinatorProcess = (name: string, port = 0, graceMs = 1500) => processes.coordinator({ db: join(dir, `${name}.db`), port, graceMs });
 
-const admin = (url: string, path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
+const admin = (url: string, path: string) =>
+  fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
 
 // A Python task among them: its evaluation runs the host's pytest in process sandboxes.
-testNeeding("pytest")("coordinator + 2 nodes + trainer: groups end to end; a node killed mid-rollout → its rollouts finish on the other, each delivered once", async () => {
-  const url = await startCoordinator("coordinator");
-  const victim = startNode("node-a", url);
-  startNode("node-b", url);
-  await waitFor(async () => (await admin(url, "/v1/admin/nodes")).nodes.filter((n: { status: string }) => n.status === "connected").length === 2, "2 nodes connected", 60_000);
+testNeeding("pytest")(
+  "coordinator + 2 nodes + trainer: groups end to end; a node killed mid-rollout → its rollouts finish on the other, each delivered once",
+  async () => {
+    const url = await startCoordinator("coordinator");
+    const victim = startNode("node-a", url);
+    startNode("node-b", url);
+    await waitFor(
+      async () => (await admin(url, "/v1/admin/nodes")).nodes.filter((n: { status: string }) => n.status === "connected").length === 2,
+      "2 nodes connected",
+      60_000,
+    );
 
-  const results: StreamedResult[] = [];
-  const groups: { group_id: string; advantages: (number | null)[] }[] = [];
-  const trainer = new TrainerClient({ url, token: TOKENS.trainerToken, trainerId: "e2e", reconnectDelayMs: 100, onResult: (r) => void results.push(r), onGroup: (g) => void groups.push(g) });
-  await trainer.ready();
-  // The trainer names a bundled task and its problem statement; each node fills in the task's
-  // runtime (repository upload) and evaluator from its own task file.
-  const a = await trainer.submit({ task: bundled("py-csv-trailing-empty-field"), n: 4, agent: { harness: "mini" } });
-  const b = await trainer.submit({ task: bundled("js-leap-year-century"), n: 4, agent: { harness: "mini" } });
+    const results: StreamedResult[] = [];
+    const groups: { group_id: string; advantages: (number | null)[] }[] = [];
+    const trainer = new TrainerClient({
+      url,
+      token: TOKENS.trainerToken,
+      trainerId: "e2e",
+      reconnectDelayMs: 100,
+      onResult: (r) => void results.push(r),
+      onGroup: (g) => void groups.push(g),
+    });
+    await trainer.ready();
+    // The trainer names a bundled task and its problem statement; each node fills in the task's
+    // runtime (repository upload) and evaluator from its own task file.
+    const a = await trainer.submit({ task: bundled("py-csv-trailing-empty-field"), n: 4, agent: { harness: "mini" } });
+    const b = await trainer.submit({ task: bundled("js-leap-year-century"), n: 4, agent: { harness: "mini" } });
 
-  // Kill node-a as soon as it runs something.
-  await waitFor(async () => (await admin(url, "/v1/admin/rollouts?state=ASSIGNED")).rollouts.some((r: { node_id: string; stage: string | null }) => r.node_id === "node-a" && r.stage === "RUN"), "node-a running a rollout", 120_000);
-  victim.kill("SIGKILL");
-  await waitFor(() => results.length === 8, "8 results", 300_000);
+    // Kill node-a as soon as it runs something.
+    await waitFor(
+      async () =>
+        (await admin(url, "/v1/admin/rollouts?state=ASSIGNED")).rollouts.some(
+          (r: { node_id: string; stage: string | null }) => r.node_id === "node-a" && r.stage === "RUN",
+        ),
+      "node-a running a rollout",
+      120_000,
+    );
+    victim.kill("SIGKILL");
+    await waitFor(() => results.length === 8, "8 results", 300_000);
 
-  const ids = [...a.rollout_ids, ...b.rollout_ids];
-  expect(new Set(results.map((r) => r.rollout_id))).toEqual(new Set(ids));
-  expect(results.length).toBe(8);
-  expect(trainer.counts.duplicates).toBe(0);
-  const stats = await admin(url, "/v1/admin/stats");
-  expect(stats.requeued).toBeGreaterThan(0);
-  expect(stats.nodes_lost).toBe(1);
-  for (const r of results) {
-    expect(r.status).toBe("COMPLETED");
-    expect(r.traces.length).toBeGreaterThan(0);
-    expect([0, 1]).toContain(r.reward!);
-  }
-  // The solving policy at 0.5: both rewards appear over 8 rollouts with this seed.
-  expect(new Set(results.map((r) => r.reward))).toEqual(new Set([0, 1]));
-  await waitFor(() => groups.length === 2, "both group messages");
-  trainer.close();
-}, 600_000);
+    const ids = [...a.rollout_ids, ...b.rollout_ids];
+    expect(new Set(results.map((r) => r.rollout_id))).toEqual(new Set(ids));
+    expect(results.length).toBe(8);
+    expect(trainer.counts.duplicates).toBe(0);
+    const stats = await admin(url, "/v1/admin/stats");
+    expect(stats.requeued).toBeGreaterThan(0);
+    expect(stats.nodes_lost).toBe(1);
+    for (const r of results) {
+      expect(r.status).toBe("COMPLETED");
+      expect(r.traces.length).toBeGreaterThan(0);
+      expect([0, 1]).toContain(r.reward!);
+    }
+    // The solving policy at 0.5: both rewards appear over 8 rollouts with this seed.
+    expect(new Set(results.map((r) => r.reward))).toEqual(new Set([0, 1]));
+    await waitFor(() => groups.length === 2, "both group messages");
+    trainer.close();
+  },
+  600_000,
+);
 
 test("kill -9 of the coordinator mid-run: real nodes and the trainer reconnect to its restart, no result lost or repeated", async () => {
   const first = await coordinatorProcess("coordinator-crash", 0, 30_000);
   const port = Number(new URL(first.url).port);
   startNode("node-c", first.url);
   startNode("node-d", first.url);
-  await waitFor(async () => (await admin(first.url, "/v1/admin/nodes")).nodes.filter((n: { status: string }) => n.status === "connected").length === 2, "2 nodes connected", 60_000);
+  await waitFor(
+    async () => (await admin(first.url, "/v1/admin/nodes")).nodes.filter((n: { status: string }) => n.status === "connected").length === 2,
+    "2 nodes connected",
+    60_000,
+  );
   const results: StreamedResult[] = [];
-  const trainer = new TrainerClient({ url: first.url, token: TOKENS.trainerToken, trainerId: "e2e-crash", reconnectDelayMs: 200, onResult: (r) => void results.push(r) });
+  const trainer = new TrainerClient({
+    url: first.url,
+    token: TOKENS.trainerToken,
+    trainerId: "e2e-crash",
+    reconnectDelayMs: 200,
+    onResult: (r) => void results.push(r),
+  });
   await trainer.ready();
   const { rollout_ids } = await trainer.submit({ task: bundled("js-leap-year-century"), n: 6, agent: { harness: "mini" } });
   await waitFor(() => results.length >= 1, "a first result before the crash", 300_000);
@@ -114,7 +171,12 @@ if (docker) {
   test("a node on the Docker runtime runs a coordinator's group in containers and leaves none behind", async () => {
     const url = await startCoordinator("coordinator-docker");
     const node = startNode("node-docker", url, "docker");
-    await waitFor(async () => (await admin(url, "/v1/admin/nodes")).nodes.some((n: { node_id: string; status: string }) => n.node_id === "node-docker" && n.status === "connected"), "the Docker node connected", 60_000);
+    await waitFor(
+      async () =>
+        (await admin(url, "/v1/admin/nodes")).nodes.some((n: { node_id: string; status: string }) => n.node_id === "node-docker" && n.status === "connected"),
+      "the Docker node connected",
+      60_000,
+    );
     const results: StreamedResult[] = [];
     const trainer = new TrainerClient({ url, token: TOKENS.trainerToken, trainerId: "e2e-docker", onResult: (r) => void results.push(r) });
     await trainer.ready();

@@ -25,10 +25,19 @@ const startProcess = (port: number) => processes.coordinator({ db, port, graceMs
 test("kill -9 of the coordinator mid-run loses no result and delivers none twice", async () => {
   const first = await startProcess(0);
   const port = Number(new URL(first.url).port);
-  const nodes = ["a", "b"].map((id) => new SimulatedNode({ url: first.url, token: TOKENS.nodeToken, nodeId: id, heartbeatMs: 200, capacity: { init: 1, run: 2, postrun: 1 }, runMs: () => 400 }));
+  const nodes = ["a", "b"].map(
+    (id) =>
+      new SimulatedNode({ url: first.url, token: TOKENS.nodeToken, nodeId: id, heartbeatMs: 200, capacity: { init: 1, run: 2, postrun: 1 }, runMs: () => 400 }),
+  );
   for (const node of nodes) await node.connect();
   const results: StreamedResult[] = [];
-  const trainer = new TrainerClient({ url: first.url, token: TOKENS.trainerToken, trainerId: "tr", reconnectDelayMs: 100, onResult: (r) => void results.push(r) });
+  const trainer = new TrainerClient({
+    url: first.url,
+    token: TOKENS.trainerToken,
+    trainerId: "tr",
+    reconnectDelayMs: 100,
+    onResult: (r) => void results.push(r),
+  });
   await trainer.ready();
   const { rollout_ids } = await trainer.submit({ task: TASK, n: 12, agent: AGENT });
   await waitFor(() => results.length >= 2, "a first result before the crash");

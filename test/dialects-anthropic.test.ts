@@ -111,10 +111,20 @@ describe.each(BACKEND_MATRIX)("end to end through the gateway, $name backend", (
         { type: "text", text: "Main prompt.", cache_control: { type: "ephemeral" } },
       ],
       messages: [
-        { role: "user", content: [{ type: "text", text: "<system-reminder>attribution</system-reminder>" }, { type: "text", text: "Create out.txt with hello." }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "<system-reminder>attribution</system-reminder>" },
+            { type: "text", text: "Create out.txt with hello." },
+          ],
+        },
         { role: "system", content: [{ type: "text", text: "Environment: linux." }] },
       ],
-      tools: [BASH_TOOL, { name: "DeferredToolPlaceholder", description: "d", input_schema: { type: "object" }, defer_loading: true }, { type: "web_search_20250305", name: "web_search" }],
+      tools: [
+        BASH_TOOL,
+        { name: "DeferredToolPlaceholder", description: "d", input_schema: { type: "object" }, defer_loading: true },
+        { type: "web_search_20250305", name: "web_search" },
+      ],
       metadata: { user_id: JSON.stringify({ device_id: "d", account_uuid: "", session_id: "s" }) },
       thinking: { type: "adaptive", display: "omitted" },
       context_management: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] },
@@ -136,7 +146,14 @@ describe.each(BACKEND_MATRIX)("end to end through the gateway, $name backend", (
     const events = (await res.text())
       .split("\n\n")
       .filter((frame) => frame.includes("data: "))
-      .map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)) as { type: string; content_block?: { type: string; name?: string }; delta?: { partial_json?: string; stop_reason?: string } });
+      .map(
+        (frame) =>
+          JSON.parse(frame.slice(frame.indexOf("data: ") + 6)) as {
+            type: string;
+            content_block?: { type: string; name?: string };
+            delta?: { partial_json?: string; stop_reason?: string };
+          },
+      );
     expect(events[0]?.type).toBe("message_start");
     expect(events.at(-1)?.type).toBe("message_stop");
     const toolStart = events.find((event) => event.content_block?.type === "tool_use");

@@ -194,9 +194,7 @@ describe("OpenAI dialects: errors through the gateway", () => {
   test("an unknown key is refused with the SDK's AuthenticationError", async () => {
     const { stack } = await startSession();
     const client = new OpenAI({ apiKey: "sk-not-a-session", baseURL: `${stack.gateway.url}/v1`, maxRetries: 0 });
-    const error = await client.chat.completions
-      .create({ model: "fake-model", messages: [{ role: "user", content: "hi" }] })
-      .catch((e: unknown) => e);
+    const error = await client.chat.completions.create({ model: "fake-model", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 

@@ -29,7 +29,8 @@ afterAll(async () => {
 });
 
 const coordinatorProcess = (port = 0) => processes.coordinator({ db: join(dir, "coordinator.db"), port, graceMs: 30_000, extra: ["--tasks", TASKS] });
-const admin = (url: string, path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
+const admin = (url: string, path: string) =>
+  fetch(`${url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
 
 test("real rewards: a flat group is flagged, replaced by the next task when asked and not otherwise, the chain bounded, counted; pass rates survive kill -9", async () => {
   // Logits [solve, mis-solve]: the first task is (all but surely) never solved, the second always.
@@ -43,24 +44,89 @@ test("real rewards: a flat group is flagged, replaced by the next task when aske
   const first = await coordinatorProcess();
   const port = Number(new URL(first.url).port);
   processes.spawn(
-    ["node", "--node-id", `dynsamp-${process.pid}`, "--port", "0", "--db", join(dir, "node.db"), "--runtime", "process", "--engine", engine.url, "--coordinator", first.url, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
+    [
+      "node",
+      "--node-id",
+      `dynsamp-${process.pid}`,
+      "--port",
+      "0",
+      "--db",
+      join(dir, "node.db"),
+      "--runtime",
+      "process",
+      "--engine",
+      engine.url,
+      "--coordinator",
+      first.url,
+      "--admin-token",
+      "cluster-admin-token-0123456789",
+      "--run-workers",
+      "2",
+      "--init-workers",
+      "2",
+      "--postrun-workers",
+      "2",
+      "--max-tokens-cap",
+      "2048",
+    ],
     { POLAR_NODE_TOKEN: TOKENS.nodeToken },
   );
-  await waitFor(async () => (await admin(first.url, "/v1/admin/nodes")).nodes.some((n: { status: string }) => n.status === "connected"), "the node connected", 120_000);
+  await waitFor(
+    async () => (await admin(first.url, "/v1/admin/nodes")).nodes.some((n: { status: string }) => n.status === "connected"),
+    "the node connected",
+    120_000,
+  );
 
   const groups: GroupMessage[] = [];
   const results: StreamedResult[] = [];
-  const trainer = new TrainerClient({ url: first.url, token: TOKENS.trainerToken, trainerId: "dynsamp", reconnectDelayMs: 200, onGroup: (g) => void groups.push(g), onResult: (r) => void results.push(r) });
+  const trainer = new TrainerClient({
+    url: first.url,
+    token: TOKENS.trainerToken,
+    trainerId: "dynsamp",
+    reconnectDelayMs: 200,
+    onGroup: (g) => void groups.push(g),
+    onResult: (r) => void results.push(r),
+  });
   await trainer.ready();
 
   // Asked: flat → the next task of the list → flat again → the list is used up.
-  const asked = await trainer.submit({ task: NEVER, n: 2, agent: { harness: "mini" }, min_reward_std: 0, replace_flat: { max_replacements: 3, source: "next_task", tasks: [ALWAYS] } });
+  const asked = await trainer.submit({
+    task: NEVER,
+    n: 2,
+    agent: { harness: "mini" },
+    min_reward_std: 0,
+    replace_flat: { max_replacements: 3, source: "next_task", tasks: [ALWAYS] },
+  });
   await waitFor(() => groups.length === 2, "the flat group and its replacement", 400_000);
   const [flat, replacement] = groups;
-  expect(flat).toMatchObject({ group_id: asked.group_id, task_id: NEVER, status: "completed", rewards: [0, 0], reward_std: 0, flat: true, replaced_by: replacement!.group_id, replacement_exhausted: null });
-  expect(replacement).toMatchObject({ task_id: ALWAYS, status: "completed", rewards: [1, 1], reward_std: 0, flat: true, replaces: asked.group_id, replacement_index: 1, replaced_by: null, replacement_exhausted: "no_more_tasks" });
+  expect(flat).toMatchObject({
+    group_id: asked.group_id,
+    task_id: NEVER,
+    status: "completed",
+    rewards: [0, 0],
+    reward_std: 0,
+    flat: true,
+    replaced_by: replacement!.group_id,
+    replacement_exhausted: null,
+  });
+  expect(replacement).toMatchObject({
+    task_id: ALWAYS,
+    status: "completed",
+    rewards: [1, 1],
+    reward_std: 0,
+    flat: true,
+    replaces: asked.group_id,
+    replacement_index: 1,
+    replaced_by: null,
+    replacement_exhausted: "no_more_tasks",
+  });
   // Every result of both groups arrived, evaluated by the node (not made up by the coordinator).
-  expect(results.filter((r) => r.status === "COMPLETED").map((r) => r.group_id).sort()).toEqual([flat!.group_id, flat!.group_id, replacement!.group_id, replacement!.group_id].sort());
+  expect(
+    results
+      .filter((r) => r.status === "COMPLETED")
+      .map((r) => r.group_id)
+      .sort(),
+  ).toEqual([flat!.group_id, flat!.group_id, replacement!.group_id, replacement!.group_id].sort());
   expect(results.every((r) => r.traces.length > 0)).toBe(true);
 
   // Not asked: flagged (all rewards equal), nothing replaces it.
@@ -71,9 +137,18 @@ test("real rewards: a flat group is flagged, replaced by the next task when aske
   expect(groups).toHaveLength(3);
 
   const counts = await admin(first.url, "/v1/admin/stats");
-  expect({ flat: counts.groups_flat, replaced: counts.groups_replaced, exhausted: counts.replacements_exhausted, running: counts.groups_running }).toEqual({ flat: 3, replaced: 1, exhausted: 1, running: 0 });
+  expect({ flat: counts.groups_flat, replaced: counts.groups_replaced, exhausted: counts.replacements_exhausted, running: counts.groups_running }).toEqual({
+    flat: 3,
+    replaced: 1,
+    exhausted: 1,
+    running: 0,
+  });
   const metrics = await (await fetch(`${first.url}/metrics`)).text();
-  expect(metrics.split("\n").filter((l) => /^polar_(groups_flat|groups_replaced|group_replacements_exhausted)_total /.test(l))).toEqual(["polar_groups_flat_total 3", "polar_groups_replaced_total 1", "polar_group_replacements_exhausted_total 1"]);
+  expect(metrics.split("\n").filter((l) => /^polar_(groups_flat|groups_replaced|group_replacements_exhausted)_total /.test(l))).toEqual([
+    "polar_groups_flat_total 3",
+    "polar_groups_replaced_total 1",
+    "polar_group_replacements_exhausted_total 1",
+  ]);
 
   const ranked = await trainer.taskStats({ target_pass_rate: 0.5, task_ids: [NEVER, ALWAYS, "py-lru-get-refresh"] });
   expect(ranked.tasks.map((t) => [t.task_id, t.pass_rate, t.groups, t.rollouts, t.flat_groups])).toEqual([

@@ -136,7 +136,11 @@ afterAll(async () => {
 }, 60_000);
 
 async function runOne(taskId: string): Promise<SessionResult> {
-  const { status, json } = await submit(stack.node.url, { task_id: taskId, agent: { harness: "command", settings: { argv: agentArgv(EDIT_OF[taskId] ?? "fix") } }, num_samples: 1 });
+  const { status, json } = await submit(stack.node.url, {
+    task_id: taskId,
+    agent: { harness: "command", settings: { argv: agentArgv(EDIT_OF[taskId] ?? "fix") } },
+    num_samples: 1,
+  });
   expect({ status, json }).toEqual({ status: 200, json: { task_id: taskId, status: "running" } });
   const done = await pollTask(stack.node.url, taskId, 150_000);
   expect(done.results).toHaveLength(1);
@@ -193,7 +197,12 @@ describe("grading rules on real runs (process runtime)", () => {
     const r = await runOne("grade-skipped-f2p");
     expect(r.status).toBe("COMPLETED");
     expect(r.metadata.reward).toBe(0);
-    expect(r.metadata.evaluation).toMatchObject({ status: "unresolved", evaluation_error: null, fail_to_pass: { passed: 0, total: 1 }, pass_to_pass: { passed: 1, total: 1 } });
+    expect(r.metadata.evaluation).toMatchObject({
+      status: "unresolved",
+      evaluation_error: null,
+      fail_to_pass: { passed: 0, total: 1 },
+      pass_to_pass: { passed: 1, total: 1 },
+    });
     expect(testOutcome(r, "tests/test_calc.py::test_add")).toBe("skipped");
   }, 180_000);
 
@@ -217,14 +226,24 @@ describe("grading rules on real runs (process runtime)", () => {
   }, 180_000);
 
   it("a Python task whose evaluation python lacks pytest: refused at submit (422 naming python3:pytest); failed at INIT on the pipeline's path, harness never run", async () => {
-    const refused = await submit(stack.node.url, { task_id: "needs-pytest", agent: { harness: "command", settings: { argv: agentArgv("fix") } }, num_samples: 1 });
+    const refused = await submit(stack.node.url, {
+      task_id: "needs-pytest",
+      agent: { harness: "command", settings: { argv: agentArgv("fix") } },
+      num_samples: 1,
+    });
     expect(refused.status).toBe(422);
     expect(refused.json.detail).toContain("python3:pytest");
     expect(refused.json.detail).toContain("python3 cannot import pytest");
 
     // A coordinator's assignment goes straight to the pipeline: the same check fails it at INIT.
     const row = TASKS.find((t) => t.task_id === "needs-pytest")!;
-    const request = TaskRequest.parse({ task_id: "needs-pytest", instruction: row.instruction, runtime: row.runtime, evaluator: row.evaluator, agent: { harness: "command", settings: { argv: agentArgv("fix") } } });
+    const request = TaskRequest.parse({
+      task_id: "needs-pytest",
+      instruction: row.instruction,
+      runtime: row.runtime,
+      evaluator: row.evaluator,
+      agent: { harness: "command", settings: { argv: agentArgv("fix") } },
+    });
     expect(await stack.node.tasks.submit({ request, harness: "command", strategy: "per-call" })).toEqual({ accepted: true });
     const done = await pollTask(stack.node.url, "needs-pytest", 60_000);
     const r = SessionResult.parse(done.results[0]);
@@ -238,6 +257,13 @@ describe("grading rules on real runs (process runtime)", () => {
 
   it("the node's status counts invalid evaluations by cause", async () => {
     const status = (await (await rolloutFetch(`${stack.node.url}/rollout/status`)).json()) as { evaluation_errors: Record<string, number> };
-    expect(status.evaluation_errors).toMatchObject({ test_runner_missing: 1, no_test_results: 1, exit_without_failure: 1, evaluator_timeout: 1, collection_error: 1, requirement_missing: 1 });
+    expect(status.evaluation_errors).toMatchObject({
+      test_runner_missing: 1,
+      no_test_results: 1,
+      exit_without_failure: 1,
+      evaluator_timeout: 1,
+      collection_error: 1,
+      requirement_missing: 1,
+    });
   }, 30_000);
 });

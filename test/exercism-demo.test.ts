@@ -13,11 +13,17 @@ const out = mkdtempSync(join(tmpdir(), "polar-exercism-demo-"));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 test("polar demo --tasks tasks/exercism-python/tasks.jsonl: both rewards, the failing sessions changed the stub", async () => {
-  const proc = Bun.spawn(["bun", join(ROOT, "bin/polar.ts"), "demo", "--tasks", join(ROOT, "tasks/exercism-python/tasks.jsonl"), "--count", "3", "--samples", "4", "--out", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(
+    ["bun", join(ROOT, "bin/polar.ts"), "demo", "--tasks", join(ROOT, "tasks/exercism-python/tasks.jsonl"), "--count", "3", "--samples", "4", "--out", out],
+    { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
+  );
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) console.error(stdout.slice(-3000), stderr.slice(-3000));
   expect(code).toBe(0);
-  const results = (await Bun.file(join(out, "results.jsonl")).text()).trim().split("\n").map((line) => SessionResult.parse(JSON.parse(line)));
+  const results = (await Bun.file(join(out, "results.jsonl")).text())
+    .trim()
+    .split("\n")
+    .map((line) => SessionResult.parse(JSON.parse(line)));
   expect(results).toHaveLength(12);
   expect([...new Set(results.map((r) => r.task_id))].every((id) => id.startsWith("exercism-python-"))).toBe(true);
   expect(new Set(results.map((r) => r.metadata.reward))).toEqual(new Set([0, 1]));

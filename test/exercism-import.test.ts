@@ -37,10 +37,16 @@ function polar(args: string[]): { code: number; stdout: string; stderr: string }
 }
 
 function rows(text: string): Row[] {
-  return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Row);
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Row);
 }
 
-function validate(file: string, runtime: string): { task_id: string; ok: boolean; gold_reward: number | null; empty_reward: number | null; problem: string | null }[] {
+function validate(
+  file: string,
+  runtime: string,
+): { task_id: string; ok: boolean; gold_reward: number | null; empty_reward: number | null; problem: string | null }[] {
   const run = polar(["tasks", "validate", file, "--json", "--runtime", runtime, "--concurrency", "2"]);
   const results = rows(run.stdout) as unknown as ReturnType<typeof validate>;
   expect(results.filter((r) => !r.ok)).toEqual([]);
@@ -55,14 +61,20 @@ function writeExercise(dir: string, files: Record<string, string>): void {
   }
 }
 
-const bundle = new Map(rows(readFileSync(BUNDLE, "utf8")).map((r) => [(r as unknown as { slug: string }).slug, (r as unknown as { files: Record<string, string> }).files]));
+const bundle = new Map(
+  rows(readFileSync(BUNDLE, "utf8")).map((r) => [(r as unknown as { slug: string }).slug, (r as unknown as { files: Record<string, string> }).files]),
+);
 
 /** An exercise in no bundle: a helper imported by the tests, an editor file the stub imports, one test the stub already passes. */
 const PAY_IO: Record<string, string> = {
   ".docs/instructions.md": "# Instructions\n\nReturn the total of a list of payments in cents.\n",
-  ".docs/instructions.append.md": "# Instructions append\n\nRaise `ValueError(\"negative payment\")` for a negative payment.\n",
-  ".meta/config.json": JSON.stringify({ authors: ["polar"], files: { solution: ["pay_io.py"], test: ["pay_io_test.py", "test_utils.py"], example: [".meta/example.py"], editor: ["money.py"] } }),
-  ".meta/example.py": "from money import CENT\n\n\ndef total(payments):\n    if any(p < 0 for p in payments):\n        raise ValueError(\"negative payment\")\n    return sum(payments) * CENT\n",
+  ".docs/instructions.append.md": '# Instructions append\n\nRaise `ValueError("negative payment")` for a negative payment.\n',
+  ".meta/config.json": JSON.stringify({
+    authors: ["polar"],
+    files: { solution: ["pay_io.py"], test: ["pay_io_test.py", "test_utils.py"], example: [".meta/example.py"], editor: ["money.py"] },
+  }),
+  ".meta/example.py":
+    'from money import CENT\n\n\ndef total(payments):\n    if any(p < 0 for p in payments):\n        raise ValueError("negative payment")\n    return sum(payments) * CENT\n',
   "money.py": "CENT = 1\n",
   "pay_io.py": "from money import CENT\n\n\ndef total(payments):\n    return 0\n",
   "test_utils.py": "PAYMENTS = [3, 4]\n",
@@ -70,14 +82,15 @@ const PAY_IO: Record<string, string> = {
     "import unittest\n\nfrom pay_io import total\nfrom test_utils import PAYMENTS\n\n\nclass PayIoTest(unittest.TestCase):\n" +
     "    def test_empty(self):\n        self.assertEqual(total([]), 0)\n\n" +
     "    def test_sum(self):\n        self.assertEqual(total(PAYMENTS), 7)\n\n" +
-    "    def test_negative(self):\n        with self.assertRaises(ValueError) as err:\n            total([-1])\n        self.assertEqual(err.exception.args[0], \"negative payment\")\n",
+    '    def test_negative(self):\n        with self.assertRaises(ValueError) as err:\n            total([-1])\n        self.assertEqual(err.exception.args[0], "negative payment")\n',
 };
 
 /** A refactoring exercise: the stub already passes, so it cannot be a task. */
 const TIDY: Record<string, string> = {
   ".docs/instructions.md": "# Instructions\n\nRefactor.\n",
   "tidy.py": "def value():\n    return 1\n",
-  "tidy_test.py": "import unittest\nfrom tidy import value\n\n\nclass TidyTest(unittest.TestCase):\n    def test_value(self):\n        self.assertEqual(value(), 1)\n",
+  "tidy_test.py":
+    "import unittest\nfrom tidy import value\n\n\nclass TidyTest(unittest.TestCase):\n    def test_value(self):\n        self.assertEqual(value(), 1)\n",
   ".meta/example.py": "def value():\n    return 1\n",
 };
 
@@ -91,7 +104,15 @@ function importLayout(): { code: number; stdout: string; stderr: string } {
   for (const slug of ["bob", "sieve", "react"]) writeExercise(join(practice, slug), bundle.get(slug)!);
   writeExercise(join(practice, "pay-io"), PAY_IO);
   const { ".meta/config.json": _config, ...sieveWithoutConfig } = bundle.get("sieve")!;
-  writeExercise(join(practice, "sieve-no-config"), Object.fromEntries(Object.entries(sieveWithoutConfig).map(([p, t]) => [p.replace(/^sieve/, "sieve_no_config"), t.replaceAll("from sieve import", "from sieve_no_config import")])));
+  writeExercise(
+    join(practice, "sieve-no-config"),
+    Object.fromEntries(
+      Object.entries(sieveWithoutConfig).map(([p, t]) => [
+        p.replace(/^sieve/, "sieve_no_config"),
+        t.replaceAll("from sieve import", "from sieve_no_config import"),
+      ]),
+    ),
+  );
   writeExercise(join(practice, "tidy"), TIDY);
   layoutRun = polar(["tasks", "import", "exercism", practice, "--out", layoutOut, "--json"]);
   return layoutRun;
@@ -104,8 +125,20 @@ describe("polar tasks import exercism on a copy of the upstream layout", () => {
   test("imports every exercise that can be a task, skips the one that cannot with the reason", () => {
     const run = importLayout();
     expect(run.code).toBe(0);
-    const progress = rows(run.stderr.split("\n").filter((l) => l.startsWith("{")).join("\n")) as unknown as { slug: string; ok: boolean; problem: string | null }[];
-    expect(progress.map((p) => [p.slug, p.ok]).sort()).toEqual([["bob", true], ["pay-io", true], ["react", true], ["sieve", true], ["sieve-no-config", true], ["tidy", false]]);
+    const progress = rows(
+      run.stderr
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .join("\n"),
+    ) as unknown as { slug: string; ok: boolean; problem: string | null }[];
+    expect(progress.map((p) => [p.slug, p.ok]).sort()).toEqual([
+      ["bob", true],
+      ["pay-io", true],
+      ["react", true],
+      ["sieve", true],
+      ["sieve-no-config", true],
+      ["tidy", false],
+    ]);
     expect(progress.find((p) => p.slug === "tidy")!.problem).toContain("the untouched stub already passes every test");
     imported = rows(readFileSync(out, "utf8"));
     expect(imported.map((r) => r.task_id)).toEqual(["bob", "pay-io", "react", "sieve", "sieve-no-config"].map((s) => `exercism-python-${s}`));
@@ -122,7 +155,7 @@ describe("polar tasks import exercism on a copy of the upstream layout", () => {
     // Found by running them: the stub passes test_empty already, fails the other two.
     expect(payIo.FAIL_TO_PASS).toEqual(["pay_io_test.PayIoTest.test_negative", "pay_io_test.PayIoTest.test_sum"]);
     expect(payIo.PASS_TO_PASS).toEqual(["pay_io_test.PayIoTest.test_empty"]);
-    expect(payIo.instruction).toContain("Raise `ValueError(\"negative payment\")`");
+    expect(payIo.instruction).toContain('Raise `ValueError("negative payment")`');
     expect(payIo.instruction).toContain("`money.py` is a helper you may read but not change");
     expect(payIo.metadata).toEqual({ source: "exercism/python", slug: "pay-io", language: "python", evaluation_requires: ["python3"] });
     // A wrong fix the tests reject, for the mock policy's failing sessions.

@@ -181,7 +181,10 @@ describe("input the engine cannot process", () => {
     const huge = JSON.stringify({ ...anthropicBody, messages: [{ role: "user", content: "x".repeat(33_000_000) }] });
     const anthropic = await post(`${s.gateway.url}/v1/messages`, huge, key);
     expect(anthropic.status).toBe(400);
-    expect(await anthropic.json()).toEqual({ type: "error", error: { type: "invalid_request_error", message: expect.stringMatching(/^The (tokenizer|chat template) could not/) } });
+    expect(await anthropic.json()).toEqual({
+      type: "error",
+      error: { type: "invalid_request_error", message: expect.stringMatching(/^The (tokenizer|chat template) could not/) },
+    });
     // One engine request per call: nothing was retried.
     expect(s.engine.requests.filter((r) => r.startsWith("POST /v1/chat/completions"))).toHaveLength(2);
     expect((await s.calls(session.id)).map((c) => c.error?.code)).toEqual(["bad_request", "bad_request"]);
@@ -193,7 +196,9 @@ describe("input the engine cannot process", () => {
     const word = JSON.stringify(chatBody("x".repeat(1_000_000)));
     const res = await post(`${s.gateway.url}/v1/chat/completions`, word, { authorization: `Bearer ${session.token}` });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: { message: "the chat template or tokenizer could not process the request", type: "invalid_request_error", param: null, code: null } });
+    expect(await res.json()).toEqual({
+      error: { message: "the chat template or tokenizer could not process the request", type: "invalid_request_error", param: null, code: null },
+    });
     expect(s.engine.requests.filter((r) => r.startsWith("POST"))).toEqual([]);
   }, 120_000);
 });
@@ -273,19 +278,37 @@ describe("structured logs", () => {
     expect(lines).toHaveLength(1);
 
     // A streamed call that fails after its 200 went out is logged when it fails, path redacted.
-    const streamed = await post(`${session.anthropic_base_url}/v1/messages`, JSON.stringify({ ...anthropicBody, stream: true, system: secret }), { "x-request-id": "harness-43" });
+    const streamed = await post(`${session.anthropic_base_url}/v1/messages`, JSON.stringify({ ...anthropicBody, stream: true, system: secret }), {
+      "x-request-id": "harness-43",
+    });
     expect(streamed.status).toBe(200);
     expect(streamed.headers.get("x-request-id")).toBe("harness-43");
     await streamed.text();
     await until(async () => lines.length === 2);
-    expect(parsed()[1]).toMatchObject({ level: "error", request_id: "harness-43", path: "/s/:token/v1/messages", status: 200, in_stream: true, code: "engine_timeout", dialect: "anthropic", session_id: session.id });
+    expect(parsed()[1]).toMatchObject({
+      level: "error",
+      request_id: "harness-43",
+      path: "/s/:token/v1/messages",
+      status: 200,
+      in_stream: true,
+      code: "engine_timeout",
+      dialect: "anthropic",
+      session_id: session.id,
+    });
 
     // A 4xx call failure (unknown key) is a warn line; an admin 404 is not a call and not a 5xx.
     const unknown = await post(`${s.gateway.url}/v1/messages`, JSON.stringify(anthropicBody), { "x-api-key": "pl-unknown" });
     expect(unknown.status).toBe(401);
     expect((await s.admin("/v1/sessions/ses_nope")).status).toBe(404);
     expect(parsed().slice(2)).toEqual([
-      expect.objectContaining({ level: "warn", msg: "call failed", request_id: unknown.headers.get("x-request-id"), status: 401, code: "unauthorized", dialect: "anthropic" }),
+      expect.objectContaining({
+        level: "warn",
+        msg: "call failed",
+        request_id: unknown.headers.get("x-request-id"),
+        status: 401,
+        code: "unauthorized",
+        dialect: "anthropic",
+      }),
     ]);
     for (const line of lines) {
       expect(line).not.toContain(secret);
@@ -302,9 +325,18 @@ describe("structured logs", () => {
     const models = await fetch(`${s.gateway.url}/v1/models`, { headers: { authorization: `Bearer ${session.token}` } });
     expect(models.status).toBe(502);
     const body = await models.text();
-    expect(JSON.parse(body)).toEqual({ error: { message: "no engine reachable after 1 attempts", type: "server_error", param: null, code: "engine_unavailable" } });
+    expect(JSON.parse(body)).toEqual({
+      error: { message: "no engine reachable after 1 attempts", type: "server_error", param: null, code: "engine_unavailable" },
+    });
     expect(lines.map((l) => JSON.parse(l))).toEqual([
-      expect.objectContaining({ level: "error", msg: "server error", request_id: models.headers.get("x-request-id"), path: "/v1/models", status: 502, engine: { url: s.engineUrl } }),
+      expect.objectContaining({
+        level: "error",
+        msg: "server error",
+        request_id: models.headers.get("x-request-id"),
+        path: "/v1/models",
+        status: 502,
+        engine: { url: s.engineUrl },
+      }),
     ]);
   }, 120_000);
 });
@@ -319,7 +351,9 @@ describe("memory bounded in bytes", () => {
     // Round-robin turns: every session's cached recent calls are evicted before its next call.
     for (let turn = 0; turn < 3; turn++) {
       for (const [i, session] of sessions.entries()) {
-        const res = await post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify({ model: "m", messages: history[i], max_tokens: 16 }), { authorization: `Bearer ${session.token}` });
+        const res = await post(`${s.gateway.url}/v1/chat/completions`, JSON.stringify({ model: "m", messages: history[i], max_tokens: 16 }), {
+          authorization: `Bearer ${session.token}`,
+        });
         expect(res.status).toBe(200);
         const answer = ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
         history[i]!.push({ role: "assistant", content: answer }, { role: "user", content: `turn ${turn} done, go on` });
@@ -333,7 +367,9 @@ describe("memory bounded in bytes", () => {
       const calls = await s.calls(session.id);
       expect(calls.map((c) => c.seq)).toEqual([0, 1, 2]);
       const last = calls.at(-1)!;
-      const tokenized = (await (await post(`${s.engineUrl}/tokenize`, JSON.stringify({ model: "Qwen/Qwen3-8B", messages: last.request.messages, add_generation_prompt: true }))).json()) as { tokens: number[] };
+      const tokenized = (await (
+        await post(`${s.engineUrl}/tokenize`, JSON.stringify({ model: "Qwen/Qwen3-8B", messages: last.request.messages, add_generation_prompt: true }))
+      ).json()) as { tokens: number[] };
       expect(last.prompt_ids).toEqual(tokenized.tokens);
     }
   }, 120_000);

@@ -16,7 +16,11 @@ const anthropicBody = { model: "fake-model", max_tokens: 64, messages: [{ role: 
 const responsesBody = { model: "fake-model", input: "Say hi." };
 
 function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 }
 
 describe("auth", () => {
@@ -206,7 +210,9 @@ describe("recording", () => {
     const res = await post(`${s.gateway.url}/v1/chat/completions`, body, { authorization: `Bearer ${session.token}` });
     expect(res.status).toBe(200);
     const [call] = await s.calls(session.id);
-    const tokenized = (await (await post(`${s.engineUrl}/tokenize`, { model: ENGINE_MODEL, messages: body.messages, add_generation_prompt: true })).json()) as { tokens: number[] };
+    const tokenized = (await (await post(`${s.engineUrl}/tokenize`, { model: ENGINE_MODEL, messages: body.messages, add_generation_prompt: true })).json()) as {
+      tokens: number[];
+    };
     expect(call!.prompt_ids).toEqual(tokenized.tokens);
     const detok = (await (await post(`${s.engineUrl}/detokenize`, { model: ENGINE_MODEL, tokens: call!.output_ids })).json()) as { prompt: string };
     const answer = ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
@@ -352,7 +358,10 @@ describe("count_tokens", () => {
     const res = await post(`${s.gateway.url}/v1/messages/count_tokens`, body, { "x-api-key": session.token });
     expect(res.status).toBe(200);
     const { input_tokens } = (await res.json()) as { input_tokens: number };
-    const messages = [{ role: "system", content: "You are terse." }, { role: "user", content: "Count me, please." }];
+    const messages = [
+      { role: "system", content: "You are terse." },
+      { role: "user", content: "Count me, please." },
+    ];
     const engine = (await (await post(`${s.engineUrl}/tokenize`, { model: ENGINE_MODEL, messages, add_generation_prompt: true })).json()) as { count: number };
     expect(input_tokens).toBe(engine.count);
     // Counting is not a call: nothing is recorded.

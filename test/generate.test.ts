@@ -45,7 +45,10 @@ function options(out: string, over: Partial<GenerateOptions> = {}): GenerateOpti
 }
 
 function ledger(dir: string): GenerateAttempt[] {
-  return readFileSync(join(dir, ATTEMPTS_FILE), "utf8").split("\n").filter(Boolean).map((l) => GenerateAttempt.parse(JSON.parse(l)));
+  return readFileSync(join(dir, ATTEMPTS_FILE), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => GenerateAttempt.parse(JSON.parse(l)));
 }
 
 /** Every task × sample once in the ledger; rows exactly for the accepted attempts; the summary agrees. */
@@ -86,93 +89,129 @@ function expectChatView(row: GeneratedTrace): void {
 }
 
 describe("polar generate", () => {
-  test("vllm backend (token ids): both views on every accepted row, --accept reward >= 1 keeps exactly the resolved attempts", async () => {
-    const summary = await runGenerate(options("vllm", { samples: 3, only: THREE }));
-    const { attempts, rows } = await expectConsistent(join(tmp, "vllm"), THREE, 3);
-    expect(summary.attempted).toBe(9);
-    for (const a of attempts) {
-      expect(a.status).toBe("COMPLETED");
-      expect(a.outcome).toBe(a.reward === 1 ? "accepted" : "rejected");
-    }
-    // Both kinds happened (the mock engine's seeded draw), so the filter had something to filter.
-    expect(new Set(attempts.map((a) => a.reward))).toEqual(new Set([0, 1]));
-    expect(summary.failures_by_kind).toEqual({ rejected: attempts.filter((a) => a.reward === 0).length });
-    for (const row of rows) {
-      expectChatView(row);
-      expect(row.prompt_ids!.length).toBeGreaterThan(0);
-      expect(row.loss_mask!.length).toBe(row.response_ids!.length);
-      expect(row.response_logprobs!.length).toBe(row.response_ids!.length);
-      expect(row.loss_mask!.includes(1)).toBe(true);
-      expect(row.token_count).toBe(row.prompt_ids!.length + row.response_ids!.length);
-      expect(row).toMatchObject({ harness: { name: "mini" }, model: ENGINE_MODEL, backend: "vllm", reward: 1, evaluation: { status: "resolved" } });
-      expect(row.evaluation!.fail_to_pass!.passed).toBe(row.evaluation!.fail_to_pass!.total);
-      expect(row.timing.e2e_ms).toBeGreaterThan(0);
-    }
-    expect(summary.tokens_per_accepted_trajectory).toBe(rows.reduce((n, r) => n + r.token_count!, 0) / summary.accepted);
-  }, RUN_MS);
-
-  test("--accept 'reward < 1 && turns >= 3': the other attempts, and only those", async () => {
-    await runGenerate(options("inverse", { accept: "reward < 1 && turns >= 3" }));
-    const { attempts, rows } = await expectConsistent(join(tmp, "inverse"), TWO, 2);
-    for (const a of attempts) expect(a.outcome).toBe(a.reward === 0 ? "accepted" : "rejected");
-    for (const r of rows) expect(r.reward).toBe(0);
-  }, RUN_MS);
-
-  test("openai backend against an OpenAI-compatible server that returns no token ids: the chat view, token fields absent (not zeros); the model found from /v1/models", async () => {
-    const engine = await startMockEngine({ port: 0, tasks: TASKS, successProbability: 1 });
-    try {
-      const summary = await runGenerate(options("openai", { engine: engine.url, backend: "openai" }));
-      const { rows } = await expectConsistent(join(tmp, "openai"), TWO, 2);
-      expect(summary.accepted).toBe(4);
+  test(
+    "vllm backend (token ids): both views on every accepted row, --accept reward >= 1 keeps exactly the resolved attempts",
+    async () => {
+      const summary = await runGenerate(options("vllm", { samples: 3, only: THREE }));
+      const { attempts, rows } = await expectConsistent(join(tmp, "vllm"), THREE, 3);
+      expect(summary.attempted).toBe(9);
+      for (const a of attempts) {
+        expect(a.status).toBe("COMPLETED");
+        expect(a.outcome).toBe(a.reward === 1 ? "accepted" : "rejected");
+      }
+      // Both kinds happened (the mock engine's seeded draw), so the filter had something to filter.
+      expect(new Set(attempts.map((a) => a.reward))).toEqual(new Set([0, 1]));
+      expect(summary.failures_by_kind).toEqual({ rejected: attempts.filter((a) => a.reward === 0).length });
       for (const row of rows) {
         expectChatView(row);
-        for (const field of ["prompt_ids", "response_ids", "loss_mask", "response_logprobs"]) expect(field in row).toBe(false);
-        expect(row).toMatchObject({ backend: "openai", model: ENGINE_MODEL });
-        expect(row.token_count).toBeGreaterThan(0);
+        expect(row.prompt_ids!.length).toBeGreaterThan(0);
+        expect(row.loss_mask!.length).toBe(row.response_ids!.length);
+        expect(row.response_logprobs!.length).toBe(row.response_ids!.length);
+        expect(row.loss_mask!.includes(1)).toBe(true);
+        expect(row.token_count).toBe(row.prompt_ids!.length + row.response_ids!.length);
+        expect(row).toMatchObject({ harness: { name: "mini" }, model: ENGINE_MODEL, backend: "vllm", reward: 1, evaluation: { status: "resolved" } });
+        expect(row.evaluation!.fail_to_pass!.passed).toBe(row.evaluation!.fail_to_pass!.total);
+        expect(row.timing.e2e_ms).toBeGreaterThan(0);
       }
-      expect(engine.requests).toContain("POST /v1/chat/completions");
-    } finally {
-      await engine.stop();
-    }
-  }, RUN_MS);
+      expect(summary.tokens_per_accepted_trajectory).toBe(rows.reduce((n, r) => n + r.token_count!, 0) / summary.accepted);
+    },
+    RUN_MS,
+  );
 
-  test("anthropic backend against an Anthropic-compatible server (a Polar gateway's Messages API): the chat view, text only", async () => {
-    const stack = await startStack({ engine: { tasks: TASKS, successProbability: 1 } });
-    try {
-      const session = await stack.session();
-      const summary = await runGenerate(options("anthropic", { engine: stack.gateway.url, backend: "anthropic", apiKey: session.token, model: ENGINE_MODEL, maxTokensCap: 4096 }));
-      const { rows } = await expectConsistent(join(tmp, "anthropic"), TWO, 2);
-      expect(summary.accepted).toBe(4);
-      for (const row of rows) {
-        expectChatView(row);
-        expect("prompt_ids" in row).toBe(false);
-        expect(row.backend).toBe("anthropic");
+  test(
+    "--accept 'reward < 1 && turns >= 3': the other attempts, and only those",
+    async () => {
+      await runGenerate(options("inverse", { accept: "reward < 1 && turns >= 3" }));
+      const { attempts, rows } = await expectConsistent(join(tmp, "inverse"), TWO, 2);
+      for (const a of attempts) expect(a.outcome).toBe(a.reward === 0 ? "accepted" : "rejected");
+      for (const r of rows) expect(r.reward).toBe(0);
+    },
+    RUN_MS,
+  );
+
+  test(
+    "openai backend against an OpenAI-compatible server that returns no token ids: the chat view, token fields absent (not zeros); the model found from /v1/models",
+    async () => {
+      const engine = await startMockEngine({ port: 0, tasks: TASKS, successProbability: 1 });
+      try {
+        const summary = await runGenerate(options("openai", { engine: engine.url, backend: "openai" }));
+        const { rows } = await expectConsistent(join(tmp, "openai"), TWO, 2);
+        expect(summary.accepted).toBe(4);
+        for (const row of rows) {
+          expectChatView(row);
+          for (const field of ["prompt_ids", "response_ids", "loss_mask", "response_logprobs"]) expect(field in row).toBe(false);
+          expect(row).toMatchObject({ backend: "openai", model: ENGINE_MODEL });
+          expect(row.token_count).toBeGreaterThan(0);
+        }
+        expect(engine.requests).toContain("POST /v1/chat/completions");
+      } finally {
+        await engine.stop();
       }
-      const served = await stack.calls(session.id);
-      expect(served.length).toBeGreaterThan(0);
-      expect(new Set(served.map((c) => c.dialect))).toEqual(new Set(["anthropic"]));
-    } finally {
-      await stack.stop();
-    }
-  }, RUN_MS);
+    },
+    RUN_MS,
+  );
 
-  test("--dedup: samples that played the same trajectory keep one per task, the others marked duplicate of it", async () => {
-    const summary = await runGenerate(options("dedup", { samples: 3, dedup: 0.9, mock: { successProbability: 1, seed: 0 } }));
-    const { attempts } = await expectConsistent(join(tmp, "dedup"), TWO, 3);
-    for (const task of TWO) {
-      const mine = attempts.filter((a) => a.task_id === task);
-      const kept = mine.filter((a) => a.outcome === "accepted");
-      expect(kept).toHaveLength(1);
-      for (const d of mine.filter((a) => a.outcome === "duplicate")) expect(d.duplicate_of).toBe(kept[0]!.sample_index);
-      expect(mine.filter((a) => a.outcome === "duplicate")).toHaveLength(2);
-    }
-    expect(summary.failures_by_kind).toEqual({ duplicate: 4 });
-  }, RUN_MS);
+  test(
+    "anthropic backend against an Anthropic-compatible server (a Polar gateway's Messages API): the chat view, text only",
+    async () => {
+      const stack = await startStack({ engine: { tasks: TASKS, successProbability: 1 } });
+      try {
+        const session = await stack.session();
+        const summary = await runGenerate(
+          options("anthropic", { engine: stack.gateway.url, backend: "anthropic", apiKey: session.token, model: ENGINE_MODEL, maxTokensCap: 4096 }),
+        );
+        const { rows } = await expectConsistent(join(tmp, "anthropic"), TWO, 2);
+        expect(summary.accepted).toBe(4);
+        for (const row of rows) {
+          expectChatView(row);
+          expect("prompt_ids" in row).toBe(false);
+          expect(row.backend).toBe("anthropic");
+        }
+        const served = await stack.calls(session.id);
+        expect(served.length).toBeGreaterThan(0);
+        expect(new Set(served.map((c) => c.dialect))).toEqual(new Set(["anthropic"]));
+      } finally {
+        await stack.stop();
+      }
+    },
+    RUN_MS,
+  );
+
+  test(
+    "--dedup: samples that played the same trajectory keep one per task, the others marked duplicate of it",
+    async () => {
+      const summary = await runGenerate(options("dedup", { samples: 3, dedup: 0.9, mock: { successProbability: 1, seed: 0 } }));
+      const { attempts } = await expectConsistent(join(tmp, "dedup"), TWO, 3);
+      for (const task of TWO) {
+        const mine = attempts.filter((a) => a.task_id === task);
+        const kept = mine.filter((a) => a.outcome === "accepted");
+        expect(kept).toHaveLength(1);
+        for (const d of mine.filter((a) => a.outcome === "duplicate")) expect(d.duplicate_of).toBe(kept[0]!.sample_index);
+        expect(mine.filter((a) => a.outcome === "duplicate")).toHaveLength(2);
+      }
+      expect(summary.failures_by_kind).toEqual({ duplicate: 4 });
+    },
+    RUN_MS,
+  );
 });
 
 describe("polar generate interrupted and resumed", () => {
   const out = join(tmp, "resume");
-  const args = ["generate", "--tasks", TASKS, "--only", THREE.join(","), "--samples", "3", "--concurrency", "1", "--out", out, "--mock-success-probability", "0.5"];
+  const args = [
+    "generate",
+    "--tasks",
+    TASKS,
+    "--only",
+    THREE.join(","),
+    "--samples",
+    "3",
+    "--concurrency",
+    "1",
+    "--out",
+    out,
+    "--mock-success-probability",
+    "0.5",
+  ];
 
   /** Starts `polar generate`, waits until the ledger has more than `after` lines, sends `signal`. */
   async function interrupt(after: number, signal: "SIGKILL" | "SIGINT"): Promise<{ code: number; stdout: string }> {

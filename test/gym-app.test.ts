@@ -26,7 +26,8 @@ function pathWithoutPolar(): string {
 
 function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("NEMO_GYM_") && k !== "POLAR_BIN" && !k.startsWith("POLAR_")) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith("NEMO_GYM_") && k !== "POLAR_BIN" && !k.startsWith("POLAR_")) env[k] = v;
   return { ...env, PATH: pathWithoutPolar(), ...extra };
 }
 
@@ -77,7 +78,17 @@ test("Gym-style start: GET / answers, one /run returns the evaluation's reward a
     policy_base_url: [`${engine.url}/v1`],
     policy_api_key: "dummy_key",
     policy_model_name: "Qwen/Qwen3-8B",
-    policy_model: { responses_api_models: { vllm_model: { entrypoint: "app.py", base_url: "${policy_base_url}", api_key: "${policy_api_key}", model: "${policy_model_name}", return_token_id_information: true } } },
+    policy_model: {
+      responses_api_models: {
+        vllm_model: {
+          entrypoint: "app.py",
+          base_url: "${policy_base_url}",
+          api_key: "${policy_api_key}",
+          model: "${policy_model_name}",
+          return_token_id_information: true,
+        },
+      },
+    },
     [SERVER_NAME]: { responses_api_agents: { [SERVER_NAME]: block } },
   };
   const proc = Bun.spawn([PYTHON, "app.py"], {
@@ -126,9 +137,16 @@ test("Gym-style start: GET / answers, one /run returns the evaluation's reward a
 
 test("`polar gym rows` writes the task file as a Gym dataset; a bad setting is a usage error", async () => {
   const polar = resolve(import.meta.dir, "../bin/polar.ts");
-  const rows = Bun.spawnSync([process.execPath, polar, "gym", "rows", "--only", "js-leap-year-century", "--agent", "my_agent"], { stdout: "pipe", stderr: "pipe" });
+  const rows = Bun.spawnSync([process.execPath, polar, "gym", "rows", "--only", "js-leap-year-century", "--agent", "my_agent"], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   expect(rows.exitCode).toBe(0);
-  const lines = rows.stdout.toString().trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
+  const lines = rows.stdout
+    .toString()
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, any>);
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatchObject({ instance_id: "js-leap-year-century", agent_ref: { name: "my_agent", type: "responses_api_agents" } });
   expect(lines[0]!.responses_create_params.input[0].role).toBe("user");

@@ -38,7 +38,14 @@ beforeAll(async () => {
       {
         harness: "pi",
         agent_timeout_seconds: 300,
-        node: { admin_token: ADMIN_TOKEN, db: join(dir, "node.db"), node_id: `gym-cli-${process.pid}`, runtime: "process", workers: { init: 2, run: 2, postrun: 2, ready_backlog: 1 }, sampling: { max_tokens_cap: 4096 } },
+        node: {
+          admin_token: ADMIN_TOKEN,
+          db: join(dir, "node.db"),
+          node_id: `gym-cli-${process.pid}`,
+          runtime: "process",
+          workers: { init: 2, run: 2, postrun: 2, ready_backlog: 1 },
+          sampling: { max_tokens_cap: 4096 },
+        },
       },
       { policy_base_url: engine.url, policy_model_name: "Qwen/Qwen3-8B" },
       "test",
@@ -52,7 +59,13 @@ afterAll(async () => {
 }, 60_000);
 
 function agentWith(overrides: Partial<GymAgentConfig>): Hono {
-  return gymRoutes({ config: { ...agent.settings.agent, ...overrides }, polar: httpPolarRollouts(agent.node.url, ADMIN_TOKEN), catalog: agent.catalog, nodeId: agent.node.config.node_id, bodyLimits: GYM_BODY_LIMITS });
+  return gymRoutes({
+    config: { ...agent.settings.agent, ...overrides },
+    polar: httpPolarRollouts(agent.node.url, ADMIN_TOKEN),
+    catalog: agent.catalog,
+    nodeId: agent.node.config.node_id,
+    bodyLimits: GYM_BODY_LIMITS,
+  });
 }
 
 async function run(app: Hono | null, body: unknown): Promise<{ status: number; json: any }> {
@@ -66,58 +79,72 @@ function cliTest(cli: PinnedCli, name: string, fn: () => Promise<void>, timeoutM
     test.skip(`${name} [SKIPPED: ${cli} not installed — run scripts/install-harnesses.sh]`, () => {});
     return;
   }
-  test(name, async () => {
-    expect(installed(cli) ? "installed" : `${cli} is not installed at ${pinnedBinary(cli)}`).toBe("installed");
-    await fn();
-  }, timeoutMs);
+  test(
+    name,
+    async () => {
+      expect(installed(cli) ? "installed" : `${cli} is not installed at ${pinnedBinary(cli)}`).toBe("installed");
+      await fn();
+    },
+    timeoutMs,
+  );
 }
 
 describe("real CLIs behind the Gym agent server", () => {
-  cliTest("pi", "pi solves or fails a bundled task: the evaluation's reward, one bundle per call, NeMo RL accepts both rollouts", async () => {
-    const taskId = "js-get-path-falsy-values";
-    const rows = [0, 1].map((i) => gymRow({ input: [userMessage(catalog.get(taskId)!.instruction)], rolloutIndex: i, fields: { instance_id: taskId } }));
-    const answers = await Promise.all(rows.map((row) => run(null, row)));
-    answers.forEach(({ status, json }, i) => {
-      expect(status).toBe(200);
-      const r = GymRunResult.parse(json);
-      expect(r.polar_rollout.harness).toBe("pi");
-      expect(r.polar_rollout.status).toBe("COMPLETED");
-      const evaluation = r.polar_rollout.evaluation as { status: string; strategy: string };
-      expect(evaluation.strategy).toBe("swe");
-      expect(r.reward).toBe(evaluation.status === "resolved" ? 1 : 0);
-      expect(r.mask_sample).toBe(false);
-      const sample = consumeAsNemoRl(rows[i]!, json);
-      expect(sample.message_log.length).toBe(2 * r.polar_rollout.trajectory!.trained_calls.length);
-      expect(r.polar_rollout.trajectory!.trained_calls.length).toBeGreaterThanOrEqual(3);
-      expect(r.response.output.some((item) => item.type === "function_call_output")).toBe(true);
-    });
-  }, 600_000);
+  cliTest(
+    "pi",
+    "pi solves or fails a bundled task: the evaluation's reward, one bundle per call, NeMo RL accepts both rollouts",
+    async () => {
+      const taskId = "js-get-path-falsy-values";
+      const rows = [0, 1].map((i) => gymRow({ input: [userMessage(catalog.get(taskId)!.instruction)], rolloutIndex: i, fields: { instance_id: taskId } }));
+      const answers = await Promise.all(rows.map((row) => run(null, row)));
+      answers.forEach(({ status, json }, i) => {
+        expect(status).toBe(200);
+        const r = GymRunResult.parse(json);
+        expect(r.polar_rollout.harness).toBe("pi");
+        expect(r.polar_rollout.status).toBe("COMPLETED");
+        const evaluation = r.polar_rollout.evaluation as { status: string; strategy: string };
+        expect(evaluation.strategy).toBe("swe");
+        expect(r.reward).toBe(evaluation.status === "resolved" ? 1 : 0);
+        expect(r.mask_sample).toBe(false);
+        const sample = consumeAsNemoRl(rows[i]!, json);
+        expect(sample.message_log.length).toBe(2 * r.polar_rollout.trajectory!.trained_calls.length);
+        expect(r.polar_rollout.trajectory!.trained_calls.length).toBeGreaterThanOrEqual(3);
+        expect(r.response.output.some((item) => item.type === "function_call_output")).toBe(true);
+      });
+    },
+    600_000,
+  );
 
   const codex = COMPACTION_RECIPES.find((r) => r.cli === "codex")!;
-  cliTest("codex", "codex compacts its context mid-rollout: the calls after the compaction are the main line, the earlier ones carried without a bundle, NeMo RL accepts it", async () => {
-    const instruction = "Run the scripted shell steps, then say Done.";
-    const row = gymRow({
-      input: [userMessage(instruction)],
-      taskIndex: 5,
-      fields: { polar_task: { task_id: "scripted-steps", instruction, runtime: { prepare: [] }, evaluator: { strategy: "session_completed" } } },
-    });
-    const { status, json } = await run(agentWith({ harness: "codex", harness_settings: { context_window: codex.options.contextWindow } }), row);
-    expect(status).toBe(200);
-    const r = GymRunResult.parse(json);
-    expect(r.polar_rollout.status).toBe("COMPLETED");
-    expect(r.reward).toBe(1);
-    const trajectory = r.polar_rollout.trajectory!;
-    const compaction = trajectory.splits.find((s) => s.cause === "compaction");
-    expect(compaction).toBeDefined();
-    expect(trajectory.trained_calls.every((seq) => seq >= compaction!.seq)).toBe(true);
-    expect(trajectory.untrained_calls.some((u) => u.reason === "off_main_line" && u.seq < compaction!.seq)).toBe(true);
-    const sample = consumeAsNemoRl(row, json);
-    expect(sample.message_log.length).toBe(2 * trajectory.trained_calls.length);
-    // The prompts of the calls before the compaction are not a prefix of the ones after it.
-    const calls = await httpPolarRollouts(agent.node.url, ADMIN_TOKEN).calls(r.polar_rollout.gateway_session_id!);
-    const before = calls.find((c) => c.seq === compaction!.seq - 1)!;
-    const after = calls.find((c) => c.seq === compaction!.seq)!;
-    const seen = [...before.prompt_ids!, ...before.output_ids!];
-    expect(after.prompt_ids!.slice(0, seen.length)).not.toEqual(seen);
-  }, 600_000);
+  cliTest(
+    "codex",
+    "codex compacts its context mid-rollout: the calls after the compaction are the main line, the earlier ones carried without a bundle, NeMo RL accepts it",
+    async () => {
+      const instruction = "Run the scripted shell steps, then say Done.";
+      const row = gymRow({
+        input: [userMessage(instruction)],
+        taskIndex: 5,
+        fields: { polar_task: { task_id: "scripted-steps", instruction, runtime: { prepare: [] }, evaluator: { strategy: "session_completed" } } },
+      });
+      const { status, json } = await run(agentWith({ harness: "codex", harness_settings: { context_window: codex.options.contextWindow } }), row);
+      expect(status).toBe(200);
+      const r = GymRunResult.parse(json);
+      expect(r.polar_rollout.status).toBe("COMPLETED");
+      expect(r.reward).toBe(1);
+      const trajectory = r.polar_rollout.trajectory!;
+      const compaction = trajectory.splits.find((s) => s.cause === "compaction");
+      expect(compaction).toBeDefined();
+      expect(trajectory.trained_calls.every((seq) => seq >= compaction!.seq)).toBe(true);
+      expect(trajectory.untrained_calls.some((u) => u.reason === "off_main_line" && u.seq < compaction!.seq)).toBe(true);
+      const sample = consumeAsNemoRl(row, json);
+      expect(sample.message_log.length).toBe(2 * trajectory.trained_calls.length);
+      // The prompts of the calls before the compaction are not a prefix of the ones after it.
+      const calls = await httpPolarRollouts(agent.node.url, ADMIN_TOKEN).calls(r.polar_rollout.gateway_session_id!);
+      const before = calls.find((c) => c.seq === compaction!.seq - 1)!;
+      const after = calls.find((c) => c.seq === compaction!.seq)!;
+      const seen = [...before.prompt_ids!, ...before.output_ids!];
+      expect(after.prompt_ids!.slice(0, seen.length)).not.toEqual(seen);
+    },
+    600_000,
+  );
 });

@@ -78,7 +78,12 @@ async function run(body: unknown, app?: Hono): Promise<{ status: number; json: a
 }
 
 const solvableRow = (rolloutIndex: number, fields: Record<string, unknown> = {}) =>
-  gymRow({ input: [userMessage(instructionOf(SOLVABLE))], taskIndex: 0, rolloutIndex, fields: { instance_id: SOLVABLE, verifier_metadata: { fail_to_pass: 3, source: "bundled" }, ...fields } });
+  gymRow({
+    input: [userMessage(instructionOf(SOLVABLE))],
+    taskIndex: 0,
+    rolloutIndex,
+    fields: { instance_id: SOLVABLE, verifier_metadata: { fail_to_pass: 3, source: "bundled" }, ...fields },
+  });
 
 describe("requests Gym's models refuse are refused", () => {
   test("GET / answers 200 (Gym's liveness probe)", async () => {
@@ -88,17 +93,52 @@ describe("requests Gym's models refuse are refused", () => {
   }, 30_000);
 
   const cases: [string, unknown, (string | number)[], string][] = [
-    ["an unknown key inside responses_create_params", gymRow({ input: "x", params: { frequency_penalty: 0.5 }, fields: { instance_id: SOLVABLE } }), ["body", "responses_create_params", "frequency_penalty"], "extra_forbidden"],
+    [
+      "an unknown key inside responses_create_params",
+      gymRow({ input: "x", params: { frequency_penalty: 0.5 }, fields: { instance_id: SOLVABLE } }),
+      ["body", "responses_create_params", "frequency_penalty"],
+      "extra_forbidden",
+    ],
     ["responses_create_params missing", { instance_id: SOLVABLE, agent_ref: { name: "polar_agent" } }, ["body", "responses_create_params"], "missing"],
     ["input missing", { responses_create_params: { temperature: 1 }, instance_id: SOLVABLE }, ["body", "responses_create_params", "input"], "missing"],
-    ["stream: true (Gym's params are non-streaming)", gymRow({ input: "x", params: { stream: true }, fields: { instance_id: SOLVABLE } }), ["body", "responses_create_params", "stream"], "literal_error"],
-    ["a non-integer _ng_task_index", { ...gymRow({ input: "x", fields: { instance_id: SOLVABLE } }), _ng_task_index: "zero" }, ["body", "_ng_task_index"], "int_parsing"],
-    ["a malformed _ng_rollout_id", gymRow({ input: "x", fields: { instance_id: SOLVABLE, _ng_rollout_id: "../x" } }), ["body", "_ng_rollout_id"], "string_pattern_mismatch"],
+    [
+      "stream: true (Gym's params are non-streaming)",
+      gymRow({ input: "x", params: { stream: true }, fields: { instance_id: SOLVABLE } }),
+      ["body", "responses_create_params", "stream"],
+      "literal_error",
+    ],
+    [
+      "a non-integer _ng_task_index",
+      { ...gymRow({ input: "x", fields: { instance_id: SOLVABLE } }), _ng_task_index: "zero" },
+      ["body", "_ng_task_index"],
+      "int_parsing",
+    ],
+    [
+      "a malformed _ng_rollout_id",
+      gymRow({ input: "x", fields: { instance_id: SOLVABLE, _ng_rollout_id: "../x" } }),
+      ["body", "_ng_rollout_id"],
+      "string_pattern_mismatch",
+    ],
     ["no task named", gymRow({ input: "Fix the bug." }), ["body"], "missing"],
     ["a task id the node's task file does not have", gymRow({ input: "x", fields: { instance_id: "no-such-task" } }), ["body", "instance_id"], "value_error"],
-    ["an inline task without an evaluator", gymRow({ input: "Say hi.", fields: { polar_task: { task_id: "hi", runtime: { prepare: [] } } } }), ["body", "polar_task", "evaluator"], "missing"],
-    ["an earlier assistant turn in the input", gymRow({ input: [userMessage("a"), { role: "assistant", content: "b" }], fields: { instance_id: SOLVABLE } }), ["body", "responses_create_params", "input", 1, "role"], "value_error"],
-    ["a function_call item in the input", gymRow({ input: [{ type: "function_call", call_id: "c", name: "f", arguments: "{}" }], fields: { instance_id: SOLVABLE } }), ["body", "responses_create_params", "input", 0, "type"], "value_error"],
+    [
+      "an inline task without an evaluator",
+      gymRow({ input: "Say hi.", fields: { polar_task: { task_id: "hi", runtime: { prepare: [] } } } }),
+      ["body", "polar_task", "evaluator"],
+      "missing",
+    ],
+    [
+      "an earlier assistant turn in the input",
+      gymRow({ input: [userMessage("a"), { role: "assistant", content: "b" }], fields: { instance_id: SOLVABLE } }),
+      ["body", "responses_create_params", "input", 1, "role"],
+      "value_error",
+    ],
+    [
+      "a function_call item in the input",
+      gymRow({ input: [{ type: "function_call", call_id: "c", name: "f", arguments: "{}" }], fields: { instance_id: SOLVABLE } }),
+      ["body", "responses_create_params", "input", 0, "type"],
+      "value_error",
+    ],
   ];
   for (const [name, body, loc, type] of cases) {
     test(`${name} → 422 naming the field`, async () => {
@@ -215,7 +255,13 @@ describe("a bundled task, 4 rollouts as Gym sends them", () => {
 
 describe("outcomes that are not a plain reward", () => {
   const slowTask = (agentTimeout: number) => ({
-    polar_task: { task_id: "slow-build", instruction: "Wait for the build to finish.", runtime: { prepare: [] }, evaluator: { strategy: "session_completed" }, metadata: { agent_timeout: agentTimeout } },
+    polar_task: {
+      task_id: "slow-build",
+      instruction: "Wait for the build to finish.",
+      runtime: { prepare: [] },
+      evaluator: { strategy: "session_completed" },
+      metadata: { agent_timeout: agentTimeout },
+    },
   });
 
   test("agent timeout: 200, failure_kind agent_timeout, trainable (mask_sample false) with reward 0, the calls before it bundled", async () => {
@@ -244,7 +290,14 @@ describe("outcomes that are not a plain reward", () => {
     expect(consumeAsNemoRl(row, json).mask_sample).toBe(true);
   }, 180_000);
 
-  const brokenTask = { polar_task: { task_id: "broken-setup", instruction: "Fix it.", runtime: { prepare: [{ type: "exec", command: "echo setup failed >&2; exit 7", max_attempts: 1 }] }, evaluator: { strategy: "session_completed" } } };
+  const brokenTask = {
+    polar_task: {
+      task_id: "broken-setup",
+      instruction: "Fix it.",
+      runtime: { prepare: [{ type: "exec", command: "echo setup failed >&2; exit 7", max_attempts: 1 }] },
+      evaluator: { strategy: "session_completed" },
+    },
+  };
 
   test("infrastructure failure (the task's setup fails): masked, failure_kind polar:prepare with the reason, filed apart by Gym's collector", async () => {
     const row = gymRow({ input: [userMessage("Fix it.")], taskIndex: 2, fields: brokenTask });
@@ -276,9 +329,26 @@ describe("outcomes that are not a plain reward", () => {
 });
 
 test("a Gym client that goes away cancels its rollout", async () => {
-  const row = gymRow({ input: [userMessage("Wait for the build to finish.")], taskIndex: 3, fields: { polar_task: { task_id: "slow-build", instruction: "Wait for the build to finish.", runtime: { prepare: [] }, evaluator: { strategy: "session_completed" }, metadata: { agent_timeout: 120 } } } });
+  const row = gymRow({
+    input: [userMessage("Wait for the build to finish.")],
+    taskIndex: 3,
+    fields: {
+      polar_task: {
+        task_id: "slow-build",
+        instruction: "Wait for the build to finish.",
+        runtime: { prepare: [] },
+        evaluator: { strategy: "session_completed" },
+        metadata: { agent_timeout: 120 },
+      },
+    },
+  });
   const gone = new AbortController();
-  const answer = fetch(`${agent.url}/run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(row), signal: gone.signal }).catch(() => "gone");
+  const answer = fetch(`${agent.url}/run`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(row),
+    signal: gone.signal,
+  }).catch(() => "gone");
   // Wait until the rollout is live on the node (its row is held), then hang up.
   for (let i = 0; agent.catalog.held === 0; i++) {
     if (i > 600) throw new Error("the rollout never started");
@@ -287,7 +357,9 @@ test("a Gym client that goes away cancels its rollout", async () => {
   const [runTaskId] = agent.catalog.heldIds();
   gone.abort();
   expect(await answer).toBe("gone");
-  const taskStatus = async () => ((await (await fetch(`${agent.node.url}/rollout/task/${runTaskId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { status: string }).status;
+  const taskStatus = async () =>
+    ((await (await fetch(`${agent.node.url}/rollout/task/${runTaskId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { status: string })
+      .status;
   for (let i = 0; (await taskStatus()) !== "cancelled"; i++) {
     if (i > 600) throw new Error("the rollout was not cancelled");
     await Bun.sleep(100);

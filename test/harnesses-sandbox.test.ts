@@ -108,7 +108,8 @@ for (const runtime of await sandboxRuntimes()) {
       test.skip(`${runtime.name} sandbox [SKIPPED: ${runtime.missing}]`, () => {});
       return;
     }
-    if (!TRACED) test.skip(`strace connect check in the ${runtime.name} sandbox [SKIPPED: strace not installed — apt-get install strace; the other checks still run]`, () => {});
+    if (!TRACED)
+      test.skip(`strace connect check in the ${runtime.name} sandbox [SKIPPED: strace not installed — apt-get install strace; the other checks still run]`, () => {});
 
     test("through its socket, a sandboxed program reaches neither the admin API nor another session", async () => {
       const sandbox = await newSandbox(runtime);
@@ -197,7 +198,11 @@ for (const runtime of await sandboxRuntimes()) {
             expect(calls[1]!.response!.content.trim()).toBe("Done.");
 
             // The sandbox's own evidence: only loopback, and strace saw no other peer.
-            expect(text(await sandbox.readFile(NETDEV_FILE)).trim().split("\n")).toEqual(["lo"]);
+            expect(
+              text(await sandbox.readFile(NETDEV_FILE))
+                .trim()
+                .split("\n"),
+            ).toEqual(["lo"]);
             if (!TRACED) return;
             const log = text(await sandbox.readFile(STRACE_LOG));
             const seen = connects(log);

@@ -12,27 +12,31 @@ afterAll(async () => {
 }, 60_000);
 
 // A Python task: the node checks at submit that its evaluation (pytest) can run here.
-testNeeding("pytest")("agent timeout: COMPLETED, trainable partial trajectory, reward 0, agent_result timeout", async () => {
-  // Every LLM call takes ~1 s, so the agent is mid-task when its 3 s run out.
-  const stack = await startNodeStack({}, {}, { ttftMs: 1_000 });
-  stacks.push(stack);
-  const taskId = "py-csv-trailing-empty-field";
-  expect((await submit(stack.node.url, { task_id: taskId, agent: { harness: "mini" }, num_samples: 1, metadata: { agent_timeout: 3 } })).status).toBe(200);
-  const done = await pollTask(stack.node.url, taskId, 120_000);
-  const [r] = done.results;
-  expect(r!.status).toBe("COMPLETED");
-  expect(r!.trajectory.metadata.agent_result).toEqual({ status: "timeout", timeout_source: "agent" });
-  expect(r!.trajectory.metadata.training_filter).toEqual({ reason: "agent_timeout", trainable: true, masked: false });
-  expect(r!.metadata.reward).toBe(0);
-  expect(r!.trajectory.traces.length).toBeGreaterThan(0);
-  for (const raw of r!.trajectory.traces) {
-    const t = RolloutTrace.parse(raw);
-    expect(t.reward).toBe(0);
-    expect(t.loss_mask.some((m) => m === 1)).toBe(true);
-  }
-  expect(r!.timing.agent_exec_ms).toBeGreaterThanOrEqual(3_000);
-  expect(r!.timing.agent_exec_ms).toBeLessThan(30_000);
-}, 180_000);
+testNeeding("pytest")(
+  "agent timeout: COMPLETED, trainable partial trajectory, reward 0, agent_result timeout",
+  async () => {
+    // Every LLM call takes ~1 s, so the agent is mid-task when its 3 s run out.
+    const stack = await startNodeStack({}, {}, { ttftMs: 1_000 });
+    stacks.push(stack);
+    const taskId = "py-csv-trailing-empty-field";
+    expect((await submit(stack.node.url, { task_id: taskId, agent: { harness: "mini" }, num_samples: 1, metadata: { agent_timeout: 3 } })).status).toBe(200);
+    const done = await pollTask(stack.node.url, taskId, 120_000);
+    const [r] = done.results;
+    expect(r!.status).toBe("COMPLETED");
+    expect(r!.trajectory.metadata.agent_result).toEqual({ status: "timeout", timeout_source: "agent" });
+    expect(r!.trajectory.metadata.training_filter).toEqual({ reason: "agent_timeout", trainable: true, masked: false });
+    expect(r!.metadata.reward).toBe(0);
+    expect(r!.trajectory.traces.length).toBeGreaterThan(0);
+    for (const raw of r!.trajectory.traces) {
+      const t = RolloutTrace.parse(raw);
+      expect(t.reward).toBe(0);
+      expect(t.loss_mask.some((m) => m === 1)).toBe(true);
+    }
+    expect(r!.timing.agent_exec_ms).toBeGreaterThanOrEqual(3_000);
+    expect(r!.timing.agent_exec_ms).toBeLessThan(30_000);
+  },
+  180_000,
+);
 
 test("engine unreachable: masked ERROR naming the cause", async () => {
   const stack = await startNodeStack({ engine: { urls: ["http://127.0.0.1:9"] } });

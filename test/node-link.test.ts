@@ -33,7 +33,10 @@ const completed = (id: string) =>
     session_id: id,
     task_id: `coordinator:${id}`,
     status: "COMPLETED",
-    trajectory: { status: "COMPLETED", traces: [{ prompt_ids: [1, 2], response_ids: [3], loss_mask: [1], response_logprobs: [-0.1], finish_reason: "stop", reward: 1 }] },
+    trajectory: {
+      status: "COMPLETED",
+      traces: [{ prompt_ids: [1, 2], response_ids: [3], loss_mask: [1], response_logprobs: [-0.1], finish_reason: "stop", reward: 1 }],
+    },
     metadata: { reward: 1 },
   });
 
@@ -67,7 +70,21 @@ test("an assignment a node restart cut off is reported interrupted, runs again a
   const seen: { name: keyof NodeEvents; payload: Record<string, unknown> }[] = [];
   events.onAny((name, payload) => void seen.push({ name, payload: payload as Record<string, unknown> }));
   const link = () => {
-    const l = new CoordinatorLink({ url: cluster!.coordinator.url, token: TOKENS.nodeToken, nodeId: "linked", version: "test", capacity: { init: 1, run: 1, postrun: 1 }, harnesses: ["mini"], engines: [], reconnectMinMs: 50, events, identity: coordinatorIdentity(dbPath, cluster!.coordinator.url, "linked") }, side);
+    const l = new CoordinatorLink(
+      {
+        url: cluster!.coordinator.url,
+        token: TOKENS.nodeToken,
+        nodeId: "linked",
+        version: "test",
+        capacity: { init: 1, run: 1, postrun: 1 },
+        harnesses: ["mini"],
+        engines: [],
+        reconnectMinMs: 50,
+        events,
+        identity: coordinatorIdentity(dbPath, cluster!.coordinator.url, "linked"),
+      },
+      side,
+    );
     links.push(l);
     l.start();
     return l;
@@ -91,11 +108,18 @@ test("an assignment a node restart cut off is reported interrupted, runs again a
   await waitFor(async () => (await assignments.owed()).length === 0, "nothing owed any more");
   const names = seen.map((e) => e.name);
   expect(names.filter((n) => n === "coordinator.connected")).toHaveLength(2);
-  expect(seen.find((e) => e.name === "assignment.interrupted")!.payload).toMatchObject({ coordinator_rollout_id: rollout_ids[0], attempt: 1, cause: "node_restarted" });
+  expect(seen.find((e) => e.name === "assignment.interrupted")!.payload).toMatchObject({
+    coordinator_rollout_id: rollout_ids[0],
+    attempt: 1,
+    cause: "node_restarted",
+  });
   expect(seen.filter((e) => e.name === "assignment.started").map((e) => e.payload.attempt)).toEqual([1, 2]);
   expect(seen.find((e) => e.name === "result.reported")!.payload).toMatchObject({ attempt: 2, status: "COMPLETED" });
   expect(seen.find((e) => e.name === "result.acked")!.payload).toMatchObject({ coordinator_rollout_id: rollout_ids[0], attempt: 2 });
   // The interrupted attempt's ERROR never reached the coordinator as a result.
   expect(names.filter((n) => n === "result.reported")).toHaveLength(1);
-  expect(((await (await cluster.admin("/v1/admin/stats")).json()) as { requeued: number; results_accepted: number })).toMatchObject({ requeued: 1, results_accepted: 1 });
+  expect((await (await cluster.admin("/v1/admin/stats")).json()) as { requeued: number; results_accepted: number }).toMatchObject({
+    requeued: 1,
+    results_accepted: 1,
+  });
 }, 60_000);

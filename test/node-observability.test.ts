@@ -11,7 +11,11 @@ import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from ".
 
 let stack: NodeStack;
 beforeAll(async () => {
-  stack = await startNodeStack({ runtime: "process", workers: { init: 2, run: 2, postrun: 2, ready_backlog: 1 }, sampling: { max_tokens_cap: 2048 } }, {}, { seed: 3 });
+  stack = await startNodeStack(
+    { runtime: "process", workers: { init: 2, run: 2, postrun: 2, ready_backlog: 1 }, sampling: { max_tokens_cap: 2048 } },
+    {},
+    { seed: 3 },
+  );
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();

@@ -37,41 +37,56 @@ async function spawnNode(configPath: string): Promise<{ proc: Bun.Subprocess<"ig
 }
 
 // A Python task: the node checks at submit that its evaluation (pytest) can run here.
-testNeeding("pytest")("SIGKILL mid-run, restart: unfinished rollouts ERROR (node restarted), sandboxes removed", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "polar-restart-e2e-"));
-  const nodeId = `restart-${process.pid}-${Date.now()}`;
-  const configPath = join(dir, "node.json");
-  writeFileSync(configPath, JSON.stringify({ node_id: nodeId, admin_token: ADMIN_TOKEN, rollout_token: ROLLOUT_TOKEN, port: 0, db: join(dir, "node.db"), engine: { urls: [engine.url] }, workers: { run: 2 } }));
+testNeeding("pytest")(
+  "SIGKILL mid-run, restart: unfinished rollouts ERROR (node restarted), sandboxes removed",
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "polar-restart-e2e-"));
+    const nodeId = `restart-${process.pid}-${Date.now()}`;
+    const configPath = join(dir, "node.json");
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        node_id: nodeId,
+        admin_token: ADMIN_TOKEN,
+        rollout_token: ROLLOUT_TOKEN,
+        port: 0,
+        db: join(dir, "node.db"),
+        engine: { urls: [engine.url] },
+        workers: { run: 2 },
+      }),
+    );
 
-  const first = await spawnNode(configPath);
-  const taskId = "py-csv-trailing-empty-field";
-  expect((await submit(first.url, { task_id: taskId, agent: { harness: "mini" }, num_samples: 3 })).status).toBe(200);
-  const t0 = Date.now();
-  for (;;) {
-    const status = (await (await rolloutFetch(`${first.url}/rollout/status`)).json()) as { metrics: { run_inflight: number } };
-    if (status.metrics.run_inflight === 2) break;
-    if (Date.now() - t0 > 60_000) throw new Error("rollouts never reached RUN");
-    await Bun.sleep(100);
-  }
-  const nodeDir = join(defaultProcessRoot(), nodeId);
-  expect(readdirSync(nodeDir).length).toBeGreaterThanOrEqual(2);
-  first.proc.kill("SIGKILL");
-  await first.proc.exited;
-
-  const second = await spawnNode(configPath);
-  try {
-    const done = await pollTask(second.url, taskId, 30_000);
-    // Every session ended, whatever its status: Polar's word is `completed`.
-    expect(done.status).toBe("completed");
-    expect(done.results).toHaveLength(3);
-    for (const r of done.results) {
-      expect(r.status).toBe("ERROR");
-      expect(r.error).toStartWith("node_restarted:");
-      expect(r.trajectory.metadata.training_filter).toEqual({ masked: true, reason: "session_error" });
+    const first = await spawnNode(configPath);
+    const taskId = "py-csv-trailing-empty-field";
+    expect((await submit(first.url, { task_id: taskId, agent: { harness: "mini" }, num_samples: 3 })).status).toBe(200);
+    const t0 = Date.now();
+    for (;;) {
+      const status = (await (await rolloutFetch(`${first.url}/rollout/status`)).json()) as { metrics: { run_inflight: number } };
+      if (status.metrics.run_inflight === 2) break;
+      if (Date.now() - t0 > 60_000) throw new Error("rollouts never reached RUN");
+      await Bun.sleep(100);
     }
-    expect(readdirSync(nodeDir)).toEqual([]);
-  } finally {
-    second.proc.kill("SIGTERM");
-    await second.proc.exited;
-  }
-}, 180_000);
+    const nodeDir = join(defaultProcessRoot(), nodeId);
+    expect(readdirSync(nodeDir).length).toBeGreaterThanOrEqual(2);
+    first.proc.kill("SIGKILL");
+    await first.proc.exited;
+
+    const second = await spawnNode(configPath);
+    try {
+      const done = await pollTask(second.url, taskId, 30_000);
+      // Every session ended, whatever its status: Polar's word is `completed`.
+      expect(done.status).toBe("completed");
+      expect(done.results).toHaveLength(3);
+      for (const r of done.results) {
+        expect(r.status).toBe("ERROR");
+        expect(r.error).toStartWith("node_restarted:");
+        expect(r.trajectory.metadata.training_filter).toEqual({ masked: true, reason: "session_error" });
+      }
+      expect(readdirSync(nodeDir)).toEqual([]);
+    } finally {
+      second.proc.kill("SIGTERM");
+      await second.proc.exited;
+    }
+  },
+  180_000,
+);

@@ -43,7 +43,9 @@ const PLANTS = {
 
 /** The folder's entries (mode, content) and its own mtime, which any file created or removed in it moves. */
 function snapshot(dir: string): { mtimeMs: number; entries: Record<string, { mode: number; text: string }> } {
-  const entries = Object.fromEntries(readdirSync(dir).map((name) => [name, { mode: statSync(join(dir, name)).mode, text: readFileSync(join(dir, name), "utf8") }]));
+  const entries = Object.fromEntries(
+    readdirSync(dir).map((name) => [name, { mode: statSync(join(dir, name)).mode, text: readFileSync(join(dir, name), "utf8") }]),
+  );
   return { mtimeMs: statSync(dir).mtimeMs, entries };
 }
 
@@ -92,7 +94,9 @@ function plantedLinks(runtime: RuntimeCase): void {
       expect(result.status).toBe(plant.outcome);
       if (result.status === "COMPLETED") {
         const sessionId = result.metadata.gateway_session_id as string;
-        const info = SessionInfo.parse(await (await fetch(`${stack.node.url}/v1/sessions/${sessionId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json());
+        const info = SessionInfo.parse(
+          await (await fetch(`${stack.node.url}/v1/sessions/${sessionId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json(),
+        );
         expect(info.call_count).toBeGreaterThan(0);
         expect(result.trajectory.traces.length).toBeGreaterThan(0);
       } else {

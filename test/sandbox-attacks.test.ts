@@ -65,11 +65,25 @@ afterAll(async () => {
 let nextId = 0;
 const taskId = (what: string) => `attack-${what}-${process.pid}-${nextId++}`;
 
-function commandTask(id: string, script: string, runtime: Record<string, unknown> = {}, evaluator: Record<string, unknown> = { strategy: "session_completed" }) {
-  return { task_id: id, instruction: "attack", agent: { harness: "command", settings: { argv: ["/bin/sh", "-c", script] } }, runtime: { backend: "process", ...runtime }, evaluator, metadata: { agent_timeout: 120 } };
+function commandTask(
+  id: string,
+  script: string,
+  runtime: Record<string, unknown> = {},
+  evaluator: Record<string, unknown> = { strategy: "session_completed" },
+) {
+  return {
+    task_id: id,
+    instruction: "attack",
+    agent: { harness: "command", settings: { argv: ["/bin/sh", "-c", script] } },
+    runtime: { backend: "process", ...runtime },
+    evaluator,
+    metadata: { agent_timeout: 120 },
+  };
 }
 
-const upload = (source: string, type: "upload_file" | "upload_dir" = "upload_file") => ({ prepare: [{ type, source, path: type === "upload_file" ? "/work/x" : "/work/x-dir" }] });
+const upload = (source: string, type: "upload_file" | "upload_dir" = "upload_file") => ({
+  prepare: [{ type, source, path: type === "upload_file" ? "/work/x" : "/work/x-dir" }],
+});
 
 /** The node's SQLite files (db, WAL) hold no marker. */
 function expectStoreClean(stack: NodeStack): void {
@@ -105,82 +119,104 @@ describeBwrap("a node with the default sandbox policy", () => {
     stacks.push(stack);
   }, T);
 
-  test("host-path sources outside the roots are refused at submit with a 422 naming the field", async () => {
-    const attacks: [string, Record<string, unknown>][] = [
-      ["environ", upload("/proc/self/environ")],
-      ["host-file", upload(join(hostFolder, "secret.txt"))],
-      ["host-folder", upload(hostFolder, "upload_dir")],
-      ["dotdot", upload(join(allowed, "..", "host-folder", "secret.txt"))],
-      ["link-out-dir", upload(join(allowed, "link-out"), "upload_dir")],
-      ["link-out-file", upload(join(allowed, "link-out", "secret.txt"))],
-      ["eval-prepare", { prepare: [], eval_prepare: [{ type: "upload_dir", source: "/root", path: "/work/r" }] }],
-    ];
-    for (const [what, runtime] of attacks) {
-      const id = taskId(what);
-      const res = await submit(stack.node.url, commandTask(id, "true", runtime));
-      expect(res.status).toBe(422);
-      const key = "eval_prepare" in runtime ? "eval_prepare" : "prepare";
-      expect(res.json.detail).toHaveLength(1);
-      expect(res.json.detail[0]).toMatchObject({ loc: ["body", "runtime", key, 0, "source"], msg: expect.any(String), type: "value_error" });
-      expectNoMarker(res.json);
-      expect((await rolloutFetch(`${stack.node.url}/rollout/task/${id}`)).status).toBe(404);
-    }
-    expectStoreClean(stack);
-  }, T);
+  test(
+    "host-path sources outside the roots are refused at submit with a 422 naming the field",
+    async () => {
+      const attacks: [string, Record<string, unknown>][] = [
+        ["environ", upload("/proc/self/environ")],
+        ["host-file", upload(join(hostFolder, "secret.txt"))],
+        ["host-folder", upload(hostFolder, "upload_dir")],
+        ["dotdot", upload(join(allowed, "..", "host-folder", "secret.txt"))],
+        ["link-out-dir", upload(join(allowed, "link-out"), "upload_dir")],
+        ["link-out-file", upload(join(allowed, "link-out", "secret.txt"))],
+        ["eval-prepare", { prepare: [], eval_prepare: [{ type: "upload_dir", source: "/root", path: "/work/r" }] }],
+      ];
+      for (const [what, runtime] of attacks) {
+        const id = taskId(what);
+        const res = await submit(stack.node.url, commandTask(id, "true", runtime));
+        expect(res.status).toBe(422);
+        const key = "eval_prepare" in runtime ? "eval_prepare" : "prepare";
+        expect(res.json.detail).toHaveLength(1);
+        expect(res.json.detail[0]).toMatchObject({ loc: ["body", "runtime", key, 0, "source"], msg: expect.any(String), type: "value_error" });
+        expectNoMarker(res.json);
+        expect((await rolloutFetch(`${stack.node.url}/rollout/task/${id}`)).status).toBe(404);
+      }
+      expectStoreClean(stack);
+    },
+    T,
+  );
 
-  test("network host and cap_add are refused at submit unless the operator allows them", async () => {
-    const host = await submit(stack.node.url, commandTask(taskId("net"), "true", { network: "host" }));
-    expect(host.status).toBe(422);
-    expect(host.json.detail).toEqual([{ loc: ["body", "runtime", "network"], msg: expect.stringContaining("allow_host_network"), type: "value_error" }]);
-    const caps = await submit(stack.node.url, commandTask(taskId("cap"), "true", { cap_add: ["NET_BIND_SERVICE", "SYS_ADMIN"] }));
-    expect(caps.status).toBe(422);
-    expect(caps.json.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
-      ["body", "runtime", "cap_add", 0],
-      ["body", "runtime", "cap_add", 1],
-    ]);
-  }, T);
+  test(
+    "network host and cap_add are refused at submit unless the operator allows them",
+    async () => {
+      const host = await submit(stack.node.url, commandTask(taskId("net"), "true", { network: "host" }));
+      expect(host.status).toBe(422);
+      expect(host.json.detail).toEqual([{ loc: ["body", "runtime", "network"], msg: expect.stringContaining("allow_host_network"), type: "value_error" }]);
+      const caps = await submit(stack.node.url, commandTask(taskId("cap"), "true", { cap_add: ["NET_BIND_SERVICE", "SYS_ADMIN"] }));
+      expect(caps.status).toBe(422);
+      expect(caps.json.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
+        ["body", "runtime", "cap_add", 0],
+        ["body", "runtime", "cap_add", 1],
+      ]);
+    },
+    T,
+  );
 
-  test("a source inside the allowed root is uploaded (the policy refuses only what it must)", async () => {
-    const id = taskId("allowed");
-    const runtime = upload(join(allowed, "repo", "in.txt"));
-    const evaluator = { strategy: "command", config: { sandbox: "agent", command: "cat /work/x", expected_output: "content from the allowed root" } };
-    expect((await submit(stack.node.url, commandTask(id, "cat /work/x", runtime, evaluator))).status).toBe(200);
-    const [r] = (await pollTask(stack.node.url, id)).results;
-    expect(r!.status).toBe("COMPLETED");
-    expect(r!.metadata.reward).toBe(1);
-  }, T);
-
-  test("requests that skip the submit check are refused when the sandbox is prepared or created: masked errors, nothing read", async () => {
-    const bypass = async (what: string, runtime: Record<string, unknown>): Promise<SessionResult> => {
-      const id = taskId(what);
-      // As a coordinator's assignment arrives: straight to the task book, no HTTP submit check.
-      await stack.node.tasks.submit({ request: TaskRequest.parse(commandTask(id, "cat /work/x /work/x-dir/secret.txt 2>/dev/null; true", runtime)), harness: "command", strategy: "per-call" });
+  test(
+    "a source inside the allowed root is uploaded (the policy refuses only what it must)",
+    async () => {
+      const id = taskId("allowed");
+      const runtime = upload(join(allowed, "repo", "in.txt"));
+      const evaluator = { strategy: "command", config: { sandbox: "agent", command: "cat /work/x", expected_output: "content from the allowed root" } };
+      expect((await submit(stack.node.url, commandTask(id, "cat /work/x", runtime, evaluator))).status).toBe(200);
       const [r] = (await pollTask(stack.node.url, id)).results;
-      return r!;
-    };
-    for (const [what, runtime] of [
-      ["environ", upload("/proc/self/environ")],
-      ["link-out", upload(join(allowed, "link-out"), "upload_dir")],
-    ] as const) {
-      const r = await bypass(`bypass-${what}`, runtime);
-      expect(r.status).toBe("ERROR");
-      expect(r.trajectory.metadata.training_filter).toEqual({ masked: true, reason: "session_error" });
-      expect(r.error).toMatch(/^prepare: upload_(file|dir) source .*outside the folders this node's operator allows/);
-      expectNoMarker(r);
-    }
-    const net = await bypass("bypass-net", { network: "host" });
-    expect(net.status).toBe("ERROR");
-    expect(net.error).toMatch(/^sandbox_start: sandbox refused: runtime\.network/);
-    expectStoreClean(stack);
-  }, T);
+      expect(r!.status).toBe("COMPLETED");
+      expect(r!.metadata.reward).toBe(1);
+    },
+    T,
+  );
+
+  test(
+    "requests that skip the submit check are refused when the sandbox is prepared or created: masked errors, nothing read",
+    async () => {
+      const bypass = async (what: string, runtime: Record<string, unknown>): Promise<SessionResult> => {
+        const id = taskId(what);
+        // As a coordinator's assignment arrives: straight to the task book, no HTTP submit check.
+        await stack.node.tasks.submit({
+          request: TaskRequest.parse(commandTask(id, "cat /work/x /work/x-dir/secret.txt 2>/dev/null; true", runtime)),
+          harness: "command",
+          strategy: "per-call",
+        });
+        const [r] = (await pollTask(stack.node.url, id)).results;
+        return r!;
+      };
+      for (const [what, runtime] of [
+        ["environ", upload("/proc/self/environ")],
+        ["link-out", upload(join(allowed, "link-out"), "upload_dir")],
+      ] as const) {
+        const r = await bypass(`bypass-${what}`, runtime);
+        expect(r.status).toBe("ERROR");
+        expect(r.trajectory.metadata.training_filter).toEqual({ masked: true, reason: "session_error" });
+        expect(r.error).toMatch(/^prepare: upload_(file|dir) source .*outside the folders this node's operator allows/);
+        expectNoMarker(r);
+      }
+      const net = await bypass("bypass-net", { network: "host" });
+      expect(net.status).toBe("ERROR");
+      expect(net.error).toMatch(/^sandbox_start: sandbox refused: runtime\.network/);
+      expectStoreClean(stack);
+    },
+    T,
+  );
 
   // As root the process limit is a pids cgroup (root ignores RLIMIT_NPROC): none in a container with a read-only cgroup tree.
-  (process.getuid?.() === 0 ? testNeeding("pids_cgroup") : test)("a sandbox writing 200 MiB and starting 300 processes is stopped by its limits; the rollout is the agent's outcome and the node stays healthy", async () => {
-    const id = taskId("limits");
-    // Forks first (children exit after 3 s and are reaped, so the evaluator's command can start),
-    // then 1 MiB files until the disk is full; exit 3 when a fork was refused.
-    const script = [
-      `python3 -c 'import os, time
+  (process.getuid?.() === 0 ? testNeeding("pids_cgroup") : test)(
+    "a sandbox writing 200 MiB and starting 300 processes is stopped by its limits; the rollout is the agent's outcome and the node stays healthy",
+    async () => {
+      const id = taskId("limits");
+      // Forks first (children exit after 3 s and are reaped, so the evaluator's command can start),
+      // then 1 MiB files until the disk is full; exit 3 when a fork was refused.
+      const script = [
+        `python3 -c 'import os, time
 n, errno = 0, 0
 try:
     for _ in range(300):
@@ -195,30 +231,35 @@ while True:
     except ChildProcessError:
         break
 open("/tmp/forks", "w").write(f"{n} {errno}")'`,
-      "i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > /work/f$i || break; i=$((i+1)); done",
-      'read forks errno < /tmp/forks; [ "$errno" = 0 ] || exit 3',
-    ].join("\n");
-    const evaluator = { strategy: "command", config: { sandbox: "agent", command: "cat /tmp/forks; echo; du -sm /work | cut -f1; ls /work | wc -l", expected_output: "never" } };
-    expect((await submit(stack.node.url, commandTask(id, script, {}, evaluator))).status).toBe(200);
-    const healthDuring = await health(stack);
-    const [r] = (await pollTask(stack.node.url, id)).results;
-    expect(healthDuring.status).toBe("ok");
-    // The agent's outcome (trainable, reward 0), not a masked infrastructure failure.
-    expect(r!.status).toBe("COMPLETED");
-    expect(r!.metadata.agent).toMatchObject({ exit_code: 3, timed_out: false });
-    const [forkLine, usedMb, files] = evaluationOutput(r!).split("\n");
-    const [forks, errno] = forkLine!.split(" ").map(Number);
-    expect(errno).toBe(11); // EAGAIN: the sandbox's pids limit refused the fork
-    expect(forks).toBeLessThan(64);
-    expect(Number(usedMb)).toBeLessThanOrEqual(64);
-    expect(Number(files)).toBeLessThanOrEqual(64);
-    console.log(`limits held on the node: ${forks} processes started of 300 (then EAGAIN), ${files} files of 1 MiB written of 200 (${usedMb} MiB)`);
-    expect(await health(stack)).toMatchObject({ status: "ok" });
-    // Nothing of the sandbox is left on the host: no tmpfs, no folder.
-    const nodeDir = join(defaultProcessRoot(), stack.node.config.node_id);
-    expect(mountsUnder(nodeDir)).toEqual([]);
-    expect(existsSync(nodeDir) ? readdirSync(nodeDir) : []).toEqual([]);
-  }, T);
+        "i=0; while [ $i -lt 200 ]; do head -c 1048576 /dev/zero > /work/f$i || break; i=$((i+1)); done",
+        'read forks errno < /tmp/forks; [ "$errno" = 0 ] || exit 3',
+      ].join("\n");
+      const evaluator = {
+        strategy: "command",
+        config: { sandbox: "agent", command: "cat /tmp/forks; echo; du -sm /work | cut -f1; ls /work | wc -l", expected_output: "never" },
+      };
+      expect((await submit(stack.node.url, commandTask(id, script, {}, evaluator))).status).toBe(200);
+      const healthDuring = await health(stack);
+      const [r] = (await pollTask(stack.node.url, id)).results;
+      expect(healthDuring.status).toBe("ok");
+      // The agent's outcome (trainable, reward 0), not a masked infrastructure failure.
+      expect(r!.status).toBe("COMPLETED");
+      expect(r!.metadata.agent).toMatchObject({ exit_code: 3, timed_out: false });
+      const [forkLine, usedMb, files] = evaluationOutput(r!).split("\n");
+      const [forks, errno] = forkLine!.split(" ").map(Number);
+      expect(errno).toBe(11); // EAGAIN: the sandbox's pids limit refused the fork
+      expect(forks).toBeLessThan(64);
+      expect(Number(usedMb)).toBeLessThanOrEqual(64);
+      expect(Number(files)).toBeLessThanOrEqual(64);
+      console.log(`limits held on the node: ${forks} processes started of 300 (then EAGAIN), ${files} files of 1 MiB written of 200 (${usedMb} MiB)`);
+      expect(await health(stack)).toMatchObject({ status: "ok" });
+      // Nothing of the sandbox is left on the host: no tmpfs, no folder.
+      const nodeDir = join(defaultProcessRoot(), stack.node.config.node_id);
+      expect(mountsUnder(nodeDir)).toEqual([]);
+      expect(existsSync(nodeDir) ? readdirSync(nodeDir) : []).toEqual([]);
+    },
+    T,
+  );
 });
 
 describeBwrap("a node whose operator allows network host and one capability", () => {
@@ -228,24 +269,31 @@ describeBwrap("a node whose operator allows network host and one capability", ()
     stacks.push(stack);
   }, T);
 
-  test("network host and the allowed capability are granted; another capability and host paths are still refused", async () => {
-    const id = taskId("granted");
-    const evaluator = { strategy: "command", config: { sandbox: "agent", command: "grep CapEff /proc/self/status | cut -f2; tail -n +3 /proc/net/dev | wc -l", expected_output: "" } };
-    expect((await submit(stack.node.url, commandTask(id, "true", { network: "host", cap_add: ["NET_BIND_SERVICE"] }, evaluator))).status).toBe(200);
-    const [r] = (await pollTask(stack.node.url, id)).results;
-    expect(r!.status).toBe("COMPLETED");
-    const [capEff, interfaces] = evaluationOutput(r!).split("\n");
-    expect(BigInt(`0x${capEff}`)).toBe(1n << 10n); // CAP_NET_BIND_SERVICE only
-    const hostInterfaces = readFileSync("/proc/net/dev", "utf8").trim().split("\n").length - 2;
-    expect(Number(interfaces)).toBe(hostInterfaces);
+  test(
+    "network host and the allowed capability are granted; another capability and host paths are still refused",
+    async () => {
+      const id = taskId("granted");
+      const evaluator = {
+        strategy: "command",
+        config: { sandbox: "agent", command: "grep CapEff /proc/self/status | cut -f2; tail -n +3 /proc/net/dev | wc -l", expected_output: "" },
+      };
+      expect((await submit(stack.node.url, commandTask(id, "true", { network: "host", cap_add: ["NET_BIND_SERVICE"] }, evaluator))).status).toBe(200);
+      const [r] = (await pollTask(stack.node.url, id)).results;
+      expect(r!.status).toBe("COMPLETED");
+      const [capEff, interfaces] = evaluationOutput(r!).split("\n");
+      expect(BigInt(`0x${capEff}`)).toBe(1n << 10n); // CAP_NET_BIND_SERVICE only
+      const hostInterfaces = readFileSync("/proc/net/dev", "utf8").trim().split("\n").length - 2;
+      expect(Number(interfaces)).toBe(hostInterfaces);
 
-    const other = await submit(stack.node.url, commandTask(taskId("other-cap"), "true", { cap_add: ["SYS_ADMIN"] }));
-    expect(other.status).toBe(422);
-    // No task file: no host-path root at all.
-    const path = await submit(stack.node.url, commandTask(taskId("no-roots"), "true", upload(join(allowed, "repo", "in.txt"))));
-    expect(path.status).toBe(422);
-    expect(path.json.detail[0].msg).toContain("outside the folders");
-  }, T);
+      const other = await submit(stack.node.url, commandTask(taskId("other-cap"), "true", { cap_add: ["SYS_ADMIN"] }));
+      expect(other.status).toBe(422);
+      // No task file: no host-path root at all.
+      const path = await submit(stack.node.url, commandTask(taskId("no-roots"), "true", upload(join(allowed, "repo", "in.txt"))));
+      expect(path.status).toBe(422);
+      expect(path.json.detail[0].msg).toContain("outside the folders");
+    },
+    T,
+  );
 });
 
 test("no marker reached the console", () => {

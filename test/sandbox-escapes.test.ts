@@ -146,54 +146,58 @@ describeBwrap("escapes from a rollout's sandbox", () => {
     await stack?.stop();
   }, 60_000);
 
-  test("every attempt holds, and nothing the sandbox started outlives it", async () => {
-    const hostname = readFileSync("/proc/sys/kernel/hostname", "utf8").trim();
-    const command = (id: string, script: string, evaluator: Record<string, unknown>) => ({
-      task_id: id,
-      instruction: "escape",
-      agent: { harness: "command", settings: { argv: ["/bin/sh", "-c", script] } },
-      runtime: { backend: "process" },
-      evaluator,
-      metadata: { agent_timeout: 120 },
-    });
-    // Another rollout on the same node, holding a marker file while the attacker looks for it.
-    const otherId = `escape-other-${process.pid}`;
-    expect((await submit(stack.node.url, command(otherId, `touch /work/${OTHER_MARKER} && sleep 60`, { strategy: "session_completed" }))).status).toBe(200);
-    const nodeDir = join(defaultProcessRoot(), stack.node.config.node_id);
-    const deadline = Date.now() + 60_000;
-    const otherHasMarker = () => existsSync(nodeDir) && readdirSync(nodeDir).some((id) => existsSync(join(nodeDir, id, "fs", "work", OTHER_MARKER)));
-    while (!otherHasMarker() && Date.now() < deadline) await Bun.sleep(100);
-    expect(otherHasMarker()).toBe(true);
+  test(
+    "every attempt holds, and nothing the sandbox started outlives it",
+    async () => {
+      const hostname = readFileSync("/proc/sys/kernel/hostname", "utf8").trim();
+      const command = (id: string, script: string, evaluator: Record<string, unknown>) => ({
+        task_id: id,
+        instruction: "escape",
+        agent: { harness: "command", settings: { argv: ["/bin/sh", "-c", script] } },
+        runtime: { backend: "process" },
+        evaluator,
+        metadata: { agent_timeout: 120 },
+      });
+      // Another rollout on the same node, holding a marker file while the attacker looks for it.
+      const otherId = `escape-other-${process.pid}`;
+      expect((await submit(stack.node.url, command(otherId, `touch /work/${OTHER_MARKER} && sleep 60`, { strategy: "session_completed" }))).status).toBe(200);
+      const nodeDir = join(defaultProcessRoot(), stack.node.config.node_id);
+      const deadline = Date.now() + 60_000;
+      const otherHasMarker = () => existsSync(nodeDir) && readdirSync(nodeDir).some((id) => existsSync(join(nodeDir, id, "fs", "work", OTHER_MARKER)));
+      while (!otherHasMarker() && Date.now() < deadline) await Bun.sleep(100);
+      expect(otherHasMarker()).toBe(true);
 
-    const id = `escape-${process.pid}`;
-    const script = attackScript({
-      nodePid: process.pid,
-      nodePort: Number(new URL(stack.node.url).port),
-      enginePort: Number(new URL(stack.engine.url).port),
-      nodeDir: stack.dir,
-      hostRoot: readdirSync("/root"),
-    });
-    const evaluator = { strategy: "command", config: { sandbox: "agent", command: "cat /tmp/escapes", expected_output: "ESCAPED", match: "contains" } };
-    expect((await submit(stack.node.url, command(id, `python3 -c '${script.replaceAll("'", `'"'"'`)}'`, evaluator))).status).toBe(200);
-    const [r] = (await pollTask(stack.node.url, id)).results;
-    expect(r!.status).toBe("COMPLETED");
-    expect(r!.metadata.agent).toMatchObject({ exit_code: 0 });
-    const lines = EvaluationDetail.parse(r!.metadata.evaluation).logs.command!.text.trim().split("\n");
-    const attempts = lines.map((line) => {
-      const [name, verdict, ...detail] = line.split(" ");
-      return { name: name!, verdict: verdict!, detail: detail.join(" ") };
-    });
-    expect(attempts.filter((a) => a.verdict !== "held")).toEqual([]);
-    expect(attempts.length).toBe(31);
-    expect(r!.metadata.reward).toBe(0); // the evaluator looked for "ESCAPED" and found none
-    // Checked on the host: the hostname the sandbox set stayed in its UTS namespace.
-    expect(readFileSync("/proc/sys/kernel/hostname", "utf8").trim()).toBe(hostname);
+      const id = `escape-${process.pid}`;
+      const script = attackScript({
+        nodePid: process.pid,
+        nodePort: Number(new URL(stack.node.url).port),
+        enginePort: Number(new URL(stack.engine.url).port),
+        nodeDir: stack.dir,
+        hostRoot: readdirSync("/root"),
+      });
+      const evaluator = { strategy: "command", config: { sandbox: "agent", command: "cat /tmp/escapes", expected_output: "ESCAPED", match: "contains" } };
+      expect((await submit(stack.node.url, command(id, `python3 -c '${script.replaceAll("'", `'"'"'`)}'`, evaluator))).status).toBe(200);
+      const [r] = (await pollTask(stack.node.url, id)).results;
+      expect(r!.status).toBe("COMPLETED");
+      expect(r!.metadata.agent).toMatchObject({ exit_code: 0 });
+      const lines = EvaluationDetail.parse(r!.metadata.evaluation).logs.command!.text.trim().split("\n");
+      const attempts = lines.map((line) => {
+        const [name, verdict, ...detail] = line.split(" ");
+        return { name: name!, verdict: verdict!, detail: detail.join(" ") };
+      });
+      expect(attempts.filter((a) => a.verdict !== "held")).toEqual([]);
+      expect(attempts.length).toBe(31);
+      expect(r!.metadata.reward).toBe(0); // the evaluator looked for "ESCAPED" and found none
+      // Checked on the host: the hostname the sandbox set stayed in its UTS namespace.
+      expect(readFileSync("/proc/sys/kernel/hostname", "utf8").trim()).toBe(hostname);
 
-    await rolloutFetch(`${stack.node.url}/rollout/task/${otherId}`, { method: "DELETE" });
-    await pollTask(stack.node.url, otherId);
-    // Checked on the host: the daemonized `sleep` the attacker left behind died with its sandbox.
-    expect(hostSleepers(LEFTOVER_SLEEP)).toBe(0);
-    console.log(`sandbox escapes: ${attempts.length + 2} attempts (${attempts.length} in the sandbox, 2 checked on the host), all held`);
-    expect(((await (await fetch(`${stack.node.url}/health`)).json()) as { status: string }).status).toBe("ok");
-  }, T);
+      await rolloutFetch(`${stack.node.url}/rollout/task/${otherId}`, { method: "DELETE" });
+      await pollTask(stack.node.url, otherId);
+      // Checked on the host: the daemonized `sleep` the attacker left behind died with its sandbox.
+      expect(hostSleepers(LEFTOVER_SLEEP)).toBe(0);
+      console.log(`sandbox escapes: ${attempts.length + 2} attempts (${attempts.length} in the sandbox, 2 checked on the host), all held`);
+      expect(((await (await fetch(`${stack.node.url}/health`)).json()) as { status: string }).status).toBe("ok");
+    },
+    T,
+  );
 });

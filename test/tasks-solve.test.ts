@@ -79,7 +79,16 @@ function solveSuite(label: string, runtime: SandboxRuntime, harnesses: typeof HA
     }
 
     harnesses.forEach(({ kind, cli }, index) => {
-      const runs = index % 2 === 0 ? [[PYTHON_TASK, 1], [JS_TASK, 0]] : [[JS_TASK, 1], [PYTHON_TASK, 0]];
+      const runs =
+        index % 2 === 0
+          ? [
+              [PYTHON_TASK, 1],
+              [JS_TASK, 0],
+            ]
+          : [
+              [JS_TASK, 1],
+              [PYTHON_TASK, 0],
+            ];
       for (const [taskId, successProbability] of runs as [string, number][]) {
         const name = `${kind}: ${taskId} at success probability ${successProbability} → reward ${successProbability}`;
         if (cli !== null && !existsSync(pinnedBinary(cli)) && !REQUIRE_HARNESSES) {
@@ -148,5 +157,10 @@ if (docker) solveSuite("docker", createDockerRuntime({ docker }), HARNESSES);
 // The process runtime (bwrap) with Polar's own agent: the same loop without a container engine;
 // its Python task runs the host's pytest.
 const processMissing = missingTools("bwrap", "pytest");
-if (processMissing.length === 0) solveSuite("process", createProcessRuntime({ warn: () => {} }), HARNESSES.filter((h) => h.kind === "mini"));
+if (processMissing.length === 0)
+  solveSuite(
+    "process",
+    createProcessRuntime({ warn: () => {} }),
+    HARNESSES.filter((h) => h.kind === "mini"),
+  );
 else test.skip(`bundled tasks solved in the process runtime [SKIPPED: ${processMissing.join("; ")}]`, () => {});

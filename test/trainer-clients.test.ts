@@ -23,7 +23,8 @@ let coordinator: { url: string; child: Child };
 const nodes: Child[] = [];
 let control: ReturnType<typeof Bun.serve>;
 
-const admin = (path: string) => fetch(`${coordinator.url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
+const admin = (path: string) =>
+  fetch(`${coordinator.url}${path}`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } }).then((r) => r.json() as Promise<any>);
 const bothNodesConnected = async () => (await admin("/v1/admin/nodes")).nodes.filter((n: { status: string }) => n.status === "connected").length === 2;
 
 function startCoordinator(port = 0) {
@@ -43,7 +44,31 @@ beforeAll(async () => {
   // Node ids unique to this run: a node removes what an earlier life of its id left on the host.
   for (const id of [`clients-${process.pid}-a`, `clients-${process.pid}-b`]) {
     const node = processes.spawn(
-      ["node", "--node-id", id, "--port", "0", "--db", join(dir, `${id}.db`), "--runtime", "process", "--engine", engine.url, "--coordinator", coordinator.url, "--admin-token", "cluster-admin-token-0123456789", "--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
+      [
+        "node",
+        "--node-id",
+        id,
+        "--port",
+        "0",
+        "--db",
+        join(dir, `${id}.db`),
+        "--runtime",
+        "process",
+        "--engine",
+        engine.url,
+        "--coordinator",
+        coordinator.url,
+        "--admin-token",
+        "cluster-admin-token-0123456789",
+        "--run-workers",
+        "2",
+        "--init-workers",
+        "2",
+        "--postrun-workers",
+        "2",
+        "--max-tokens-cap",
+        "2048",
+      ],
       { POLAR_NODE_TOKEN: TOKENS.nodeToken },
       "inherit",
     );

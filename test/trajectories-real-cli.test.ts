@@ -107,7 +107,13 @@ describe("real CLIs: 5 shell steps, one query", () => {
       expect(calls.map((c) => c.seq)).toEqual(ALL_SEQS);
       expect(calls.every((c) => c.request.thinking === false)).toBe(true);
       const aware = expectOneFaithfulTrace(calls);
-      expect(aware.stats.normalisations).toEqual({ "generation-glue": STEPS, "thinking-strip": 0, "volatile-text": 0, "tool-args-drift": 0, "tokenization-drift": 0 });
+      expect(aware.stats.normalisations).toEqual({
+        "generation-glue": STEPS,
+        "thinking-strip": 0,
+        "volatile-text": 0,
+        "tool-args-drift": 0,
+        "tokenization-drift": 0,
+      });
       // The glue kept after each earlier header: only the first call saw the trace's context.
       expect(aware.stats.context_exact_calls).toBe(1);
       expect(aware.traces[0]!.call_context_drift.slice(1).every((d) => d > 0)).toBe(true);
@@ -130,10 +136,15 @@ describe("real Pi: second query, sub-agent, compaction", () => {
     const stack = await startStack({ engine: { script, model: CLI_MODEL }, gateway: { thinking: true } });
     try {
       // Pi takes every positional argument as one user message, processed in turn.
-      const calls = await record(stack, "pi", {
-        instruction: "Part two: write f4.txt to f6.txt, then say Done.",
-        options: { extraArgs: ["Part one: write f1.txt to f3.txt with the shell, one command per file."] },
-      }, ["f1.txt", "f2.txt", "f3.txt", "f4.txt", "f5.txt", "f6.txt"]);
+      const calls = await record(
+        stack,
+        "pi",
+        {
+          instruction: "Part two: write f4.txt to f6.txt, then say Done.",
+          options: { extraArgs: ["Part one: write f1.txt to f3.txt with the shell, one command per file."] },
+        },
+        ["f1.txt", "f2.txt", "f3.txt", "f4.txt", "f5.txt", "f6.txt"],
+      );
       expect(calls.length).toBe(8);
       const secondQuery = calls.findIndex((c) => c.request.messages.filter((m) => m.role === "user").length === 2);
       expect(secondQuery).toBe(4);
@@ -142,7 +153,10 @@ describe("real Pi: second query, sub-agent, compaction", () => {
       expect(tokenizer.decode(calls[4]!.prompt_ids!)).not.toContain("Writing f1.txt.");
 
       const strict = rebuild(calls, "prefix-merge", { tokenizer });
-      expect(strict.traces.map((t) => t.calls)).toEqual([[0, 1, 2, 3], [4, 5, 6, 7]]);
+      expect(strict.traces.map((t) => t.calls)).toEqual([
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+      ]);
       expect(strict.stats.splits).toEqual([{ seq: 4, cause: "thinking-strip", compared_with: 0 }]);
       strict.traces.forEach((t) => expectFaithfulMerge(t, calls));
 
@@ -189,15 +203,24 @@ describe("real Pi: second query, sub-agent, compaction", () => {
     const steps = Array.from({ length: 12 }, (_, i) =>
       i === 1 ? { think: "Big output.", shell: "[ -f .big ] || { touch .big; yes 'polar compaction filler line' | head -n 300; }" } : shell(i + 1),
     );
-    const stack = await startStack({ engine: { script: { steps: [...steps, { think: "Done.", text: "Done." }] }, model: CLI_MODEL }, gateway: { thinking: true } });
+    const stack = await startStack({
+      engine: { script: { steps: [...steps, { think: "Done.", text: "Done." }] }, model: CLI_MODEL },
+      gateway: { thinking: true },
+    });
     try {
-      const calls = await record(stack, "pi", {
-        instruction: "Part two: continue the steps.",
-        options: { contextWindow: 8000, maxOutputTokens: 1024, extraArgs: ["Part one: run the scripted shell steps."] },
-        extraSettings: { file: ".pi/agent/settings.json", merge: { compaction: { enabled: true, reserveTokens: 4800, keepRecentTokens: 150 } } },
-      }, []);
+      const calls = await record(
+        stack,
+        "pi",
+        {
+          instruction: "Part two: continue the steps.",
+          options: { contextWindow: 8000, maxOutputTokens: 1024, extraArgs: ["Part one: run the scripted shell steps."] },
+          extraSettings: { file: ".pi/agent/settings.json", merge: { compaction: { enabled: true, reserveTokens: 4800, keepRecentTokens: 150 } } },
+        },
+        [],
+      );
       const isSummary = (c: RecordedCall) => c.request.messages[0]!.content.startsWith("You are a context summarization assistant");
-      const isCompacted = (c: RecordedCall) => !isSummary(c) && (c.request.messages[1]?.content ?? "").startsWith("The conversation history before this point was compacted");
+      const isCompacted = (c: RecordedCall) =>
+        !isSummary(c) && (c.request.messages[1]?.content ?? "").startsWith("The conversation history before this point was compacted");
       const before = calls.filter((c) => !isSummary(c) && !isCompacted(c)).map((c) => c.seq);
       const summaries = calls.filter(isSummary).map((c) => c.seq);
       const after = calls.filter(isCompacted).map((c) => c.seq);

@@ -30,43 +30,59 @@ function independentDrift(trace: Trace, spanStart: number, prompt: readonly numb
 const outputLength = (calls: RecordedCall[], seqs: number[]) => seqs.reduce((n, seq) => n + calls.find((c) => c.seq === seq)!.output_ids!.length, 0);
 
 test("the fixtures cover the situations of issue 7", () => {
-  expect(fixtures.map((f) => f.name)).toEqual(expect.arrayContaining([
-    "mini-thinking-on-vllm", "mini-thinking-on-tito", "mini-thinking-on-tito-splice", "mini-thinking-off-vllm",
-    "pi-two-queries-thinking-on-vllm", "pi-subagent-thinking-on-vllm", "codex-compaction-thinking-on-vllm",
-    "claude-code-compaction-thinking-on-vllm", "qwen-code-compaction-thinking-on-tito",
-  ]));
+  expect(fixtures.map((f) => f.name)).toEqual(
+    expect.arrayContaining([
+      "mini-thinking-on-vllm",
+      "mini-thinking-on-tito",
+      "mini-thinking-on-tito-splice",
+      "mini-thinking-off-vllm",
+      "pi-two-queries-thinking-on-vllm",
+      "pi-subagent-thinking-on-vllm",
+      "codex-compaction-thinking-on-vllm",
+      "claude-code-compaction-thinking-on-vllm",
+      "qwen-code-compaction-thinking-on-tito",
+    ]),
+  );
   for (const f of fixtures) expect(f.calls.every((c) => c.error === null && c.output_ids !== null && c.logprobs?.length === c.output_ids.length)).toBe(true);
 });
 
 describe.each(fixtures.map((f) => [f.name, f] as const))("%s", (_name, { calls }) => {
-  test.each(STRATEGIES.map((s) => [s]))("%s: trainable runs are one call's sampled ids and logprobs, each used once; drift figures hold", (strategy) => {
-    const result = TrajectoryResult.parse(rebuild(calls, strategy, { tokenizer }));
-    const report = checkSampledSpans(result.traces, calls, strategy === "retokenize");
-    expect(report.violations).toEqual([]);
-    for (const [t, trace] of result.traces.entries()) {
-      expect(trace.call_context_drift.length).toBe(trace.calls.length);
-      expect(trace.stats.context_exact_calls).toBe(trace.call_context_drift.filter((d) => d === 0).length);
-      expect(trace.stats.context_drift_tokens).toBe(trace.call_context_drift.reduce((n, d) => n + d, 0));
-      if (strategy === "retokenize") continue;
-      // Merges and per-call: each call's whole output is in its trace, and the drift is recomputed.
-      expect(trace.stats.trainable_tokens).toBe(outputLength(calls, trace.calls));
-      const drift = trace.calls.map((seq, k) => independentDrift(trace, report.spanStarts[t]![k]!, calls.find((c) => c.seq === seq)!.prompt_ids!));
-      expect(trace.call_context_drift).toEqual(drift);
-      if (strategy !== "template-aware") expect(drift.every((d) => d === 0)).toBe(true);
-    }
-    expect(result.stats.context_exact_calls).toBe(result.traces.reduce((n, t) => n + t.stats.context_exact_calls, 0));
-    expect(result.stats.context_drift_tokens).toBe(result.traces.reduce((n, t) => n + t.stats.context_drift_tokens, 0));
-    if (strategy !== "retokenize") expect(result.traces.flatMap((t) => t.calls).sort((a, b) => a - b)).toEqual(calls.map((c) => c.seq));
-  }, REBUILD_TIMEOUT_MS);
+  test.each(STRATEGIES.map((s) => [s]))(
+    "%s: trainable runs are one call's sampled ids and logprobs, each used once; drift figures hold",
+    (strategy) => {
+      const result = TrajectoryResult.parse(rebuild(calls, strategy, { tokenizer }));
+      const report = checkSampledSpans(result.traces, calls, strategy === "retokenize");
+      expect(report.violations).toEqual([]);
+      for (const [t, trace] of result.traces.entries()) {
+        expect(trace.call_context_drift.length).toBe(trace.calls.length);
+        expect(trace.stats.context_exact_calls).toBe(trace.call_context_drift.filter((d) => d === 0).length);
+        expect(trace.stats.context_drift_tokens).toBe(trace.call_context_drift.reduce((n, d) => n + d, 0));
+        if (strategy === "retokenize") continue;
+        // Merges and per-call: each call's whole output is in its trace, and the drift is recomputed.
+        expect(trace.stats.trainable_tokens).toBe(outputLength(calls, trace.calls));
+        const drift = trace.calls.map((seq, k) => independentDrift(trace, report.spanStarts[t]![k]!, calls.find((c) => c.seq === seq)!.prompt_ids!));
+        expect(trace.call_context_drift).toEqual(drift);
+        if (strategy !== "template-aware") expect(drift.every((d) => d === 0)).toBe(true);
+      }
+      expect(result.stats.context_exact_calls).toBe(result.traces.reduce((n, t) => n + t.stats.context_exact_calls, 0));
+      expect(result.stats.context_drift_tokens).toBe(result.traces.reduce((n, t) => n + t.stats.context_drift_tokens, 0));
+      if (strategy !== "retokenize") expect(result.traces.flatMap((t) => t.calls).sort((a, b) => a - b)).toEqual(calls.map((c) => c.seq));
+    },
+    REBUILD_TIMEOUT_MS,
+  );
 
-  test("template-aware with max_context_drift 0 builds exactly prefix-merge's traces and splits", () => {
-    const exactOnly = rebuild(calls, "template-aware", { tokenizer, maxContextDrift: 0 });
-    const strict = rebuild(calls, "prefix-merge", { tokenizer });
-    const withoutStrategy = (traces: Trace[]) => traces.map(({ strategy: _strategy, ...rest }) => rest);
-    expect(withoutStrategy(exactOnly.traces)).toEqual(withoutStrategy(strict.traces));
-    expect(exactOnly.stats.splits).toEqual(strict.stats.splits);
-    expect(exactOnly.stats.context_drift_tokens).toBe(0);
-  }, REBUILD_TIMEOUT_MS);
+  test(
+    "template-aware with max_context_drift 0 builds exactly prefix-merge's traces and splits",
+    () => {
+      const exactOnly = rebuild(calls, "template-aware", { tokenizer, maxContextDrift: 0 });
+      const strict = rebuild(calls, "prefix-merge", { tokenizer });
+      const withoutStrategy = (traces: Trace[]) => traces.map(({ strategy: _strategy, ...rest }) => rest);
+      expect(withoutStrategy(exactOnly.traces)).toEqual(withoutStrategy(strict.traces));
+      expect(exactOnly.stats.splits).toEqual(strict.stats.splits);
+      expect(exactOnly.stats.context_drift_tokens).toBe(0);
+    },
+    REBUILD_TIMEOUT_MS,
+  );
 });
 
 test("the property check flags a logprob from elsewhere, a token used twice and a miscounted exact figure", () => {
@@ -110,7 +126,10 @@ describe("template-aware reports the context it did not show the engine", () => 
     expect(drift[3]!).toBeGreaterThan(0);
     const limit = drift[3]!;
     const limited = rebuild(calls, "template-aware", { tokenizer, maxContextDrift: limit });
-    expect(limited.traces.map((t) => t.calls)).toEqual([[0, 1, 2, 3], [4, 5]]);
+    expect(limited.traces.map((t) => t.calls)).toEqual([
+      [0, 1, 2, 3],
+      [4, 5],
+    ]);
     // Call 4's own prompt extends call 3's exactly: what is over the limit is the drift inherited.
     expect(limited.stats.splits).toEqual([{ seq: 4, cause: "context-drift", compared_with: 0 }]);
     expect(limited.traces.map((t) => t.call_context_drift)).toEqual([drift.slice(0, 4), [0, 0]]);
@@ -127,7 +146,9 @@ describe("retokenize takes each turn's logprobs from the call that sampled it", 
       const last = calls.at(-1)!;
       const withNewlines = last.request.messages.filter((m) => m.role === "assistant" && m.content.startsWith("\n\n"));
       expect(withNewlines.length).toBeGreaterThan(0);
-      const ids = tokenizer.encode(tokenizer.renderChat({ messages: last.request.messages, tools: last.request.tools, thinking: last.request.thinking, addGenerationPrompt: false }));
+      const ids = tokenizer.encode(
+        tokenizer.renderChat({ messages: last.request.messages, tools: last.request.tools, thinking: last.request.thinking, addGenerationPrompt: false }),
+      );
       expect(ids.some((id, i) => id === 151644 && ids[i + 1] === 77091 && ids[i + 2] === 1406)).toBe(true);
       const result = rebuild(calls, "retokenize", { tokenizer });
       // Every turn of the one conversation is attributed to its own call, in order.
@@ -158,7 +179,11 @@ describe("retokenize takes each turn's logprobs from the call that sampled it", 
   test("a turn sampled by no call of this conversation is trainable without logprobs, not exactly sampled", () => {
     const { calls } = fixture("pi-subagent-thinking-on-vllm");
     // Without the main agent's first call, its turn has no source.
-    const result = rebuild(calls.filter((c) => c.seq !== 0), "retokenize", { tokenizer });
+    const result = rebuild(
+      calls.filter((c) => c.seq !== 0),
+      "retokenize",
+      { tokenizer },
+    );
     expect(result.traces[0]!.calls).toEqual([1, 6, 7]);
     expect(checkSampledSpans(result.traces, calls, true).violations).toEqual([]);
     expect(result.stats.trainable_exactly_sampled).toBeLessThan(result.stats.trainable_tokens);

@@ -67,7 +67,10 @@ export type ConformanceCase = z.infer<typeof ConformanceCase>;
 export const CASES_PATH = join(import.meta.dir, "cases.json");
 
 export function loadCases(): ConformanceCase[] {
-  return z.object({ cases: z.array(ConformanceCase) }).passthrough().parse(JSON.parse(readFileSync(CASES_PATH, "utf8"))).cases;
+  return z
+    .object({ cases: z.array(ConformanceCase) })
+    .passthrough()
+    .parse(JSON.parse(readFileSync(CASES_PATH, "utf8"))).cases;
 }
 
 export interface LiveCluster {
@@ -138,12 +141,20 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
     const taken = new Map<string, AssembledGroup>();
     const take = (name: string, id: string) => {
       const frame = groupFrames.get(id)!;
-      taken.set(name, { groupId: id, status: frame.status, results: frame.rollout_ids.map((r) => results.get(r)!), rewards: frame.rewards, advantages: frame.advantages, frame });
+      taken.set(name, {
+        groupId: id,
+        status: frame.status,
+        results: frame.rollout_ids.map((r) => results.get(r)!),
+        rewards: frame.rewards,
+        advantages: frame.advantages,
+        frame,
+      });
     };
     // A group the coordinator started in place of one of ours (replace_flat) is ours too.
     const checkOurs = () => {
       const ours = new Set([...named.values()]);
-      for (const [id, frame] of groupFrames) check(ours.has(id) || (frame.replaces !== null && ours.has(frame.replaces)), `a group this case did not submit arrived: ${id}`);
+      for (const [id, frame] of groupFrames)
+        check(ours.has(id) || (frame.replaces !== null && ours.has(frame.replaces)), `a group this case did not submit arrived: ${id}`);
     };
     const complete = (groupId: string) => {
       const frame = groupFrames.get(groupId);
@@ -153,10 +164,16 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
       switch (step.op) {
         case "submit": {
           const task = typeof step.task === "string" ? step.task : { task_id: step.task.inline, instruction: cluster.instructions.get(step.task.inline)! };
-          const sampling = { ...(step.min_reward_std !== undefined && { min_reward_std: step.min_reward_std }), ...(step.replace_flat && { replace_flat: step.replace_flat }) };
+          const sampling = {
+            ...(step.min_reward_std !== undefined && { min_reward_std: step.min_reward_std }),
+            ...(step.replace_flat && { replace_flat: step.replace_flat }),
+          };
           const submitted = client.submit({ task, n: step.n, agent: { harness: "mini" }, ...sampling });
           if (step.expect_error) {
-            const refused = await submitted.then(() => null, (err: Error) => err.message);
+            const refused = await submitted.then(
+              () => null,
+              (err: Error) => err.message,
+            );
             check(refused?.startsWith(`${step.expect_error}:`) === true, `submit should be refused with ${step.expect_error}, got ${refused}`);
           } else {
             named.set(step.as!, (await submitted).group_id);
@@ -227,31 +244,48 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
       const idOf = (n: string | null | undefined) => (n === null || n === undefined ? null : named.get(n));
       if (want.task_id !== undefined) check(frame.task_id === want.task_id, `${name}: task ${frame.task_id}, expected ${want.task_id}`);
       if (want.flat !== undefined) check(frame.flat === want.flat, `${name}: flat ${frame.flat}, expected ${want.flat}`);
-      if (want.replacement_index !== undefined) check(frame.replacement_index === want.replacement_index, `${name}: replacement_index ${frame.replacement_index}`);
+      if (want.replacement_index !== undefined)
+        check(frame.replacement_index === want.replacement_index, `${name}: replacement_index ${frame.replacement_index}`);
       if (want.replaces !== undefined) check(frame.replaces === idOf(want.replaces), `${name}: replaces ${frame.replaces}, expected ${want.replaces}`);
-      if (want.replaced_by !== undefined) check(frame.replaced_by === idOf(want.replaced_by), `${name}: replaced_by ${frame.replaced_by}, expected ${want.replaced_by}`);
-      if (want.replacement_exhausted !== undefined) check(frame.replacement_exhausted === want.replacement_exhausted, `${name}: replacement_exhausted ${frame.replacement_exhausted}`);
+      if (want.replaced_by !== undefined)
+        check(frame.replaced_by === idOf(want.replaced_by), `${name}: replaced_by ${frame.replaced_by}, expected ${want.replaced_by}`);
+      if (want.replacement_exhausted !== undefined)
+        check(frame.replacement_exhausted === want.replacement_exhausted, `${name}: replacement_exhausted ${frame.replacement_exhausted}`);
       if (want.policy_version_offset !== undefined) {
         const version = startVersion + want.policy_version_offset;
         for (const r of group!.results) {
           check(r.policy_version_started === version, `${name}: started at ${r.policy_version_started}, expected ${version}`);
-          for (const t of r.traces) for (const v of (t.metadata as { policy_versions: number[] }).policy_versions) check(v === version, `${name}: a call sampled at ${v}`);
+          for (const t of r.traces)
+            for (const v of (t.metadata as { policy_versions: number[] }).policy_versions) check(v === version, `${name}: a call sampled at ${v}`);
         }
       }
     }
     const all = [...taken.values()].flatMap((g) => g.results);
     check(new Set(all.map((r) => r.rollout_id)).size === all.length, "a rollout arrived twice");
     check(client.counts.results === results.size, "results counted and kept differ");
-    check(client.counts.duplicates >= e.duplicates.min && client.counts.duplicates <= e.duplicates.max, `duplicates ${client.counts.duplicates} outside [${e.duplicates.min}, ${e.duplicates.max}]`);
-    if (e.rewards_in) for (const r of all.filter((x) => !masked(x))) check(e.rewards_in.includes(r.reward!), `reward ${r.reward} not in ${e.rewards_in.join(", ")}`);
+    check(
+      client.counts.duplicates >= e.duplicates.min && client.counts.duplicates <= e.duplicates.max,
+      `duplicates ${client.counts.duplicates} outside [${e.duplicates.min}, ${e.duplicates.max}]`,
+    );
+    if (e.rewards_in)
+      for (const r of all.filter((x) => !masked(x))) check(e.rewards_in.includes(r.reward!), `reward ${r.reward} not in ${e.rewards_in.join(", ")}`);
     if (e.traces_well_formed) {
       for (const r of all.filter((x) => !masked(x))) {
         check(r.traces.length > 0, "a usable rollout without traces");
         for (const trace of r.traces) {
-          check(trace.loss_mask.length === trace.response_ids.length && trace.response_logprobs.length === trace.response_ids.length, "trace arrays misaligned");
+          check(
+            trace.loss_mask.length === trace.response_ids.length && trace.response_logprobs.length === trace.response_ids.length,
+            "trace arrays misaligned",
+          );
           const { calls, policy_versions: versions } = trace.metadata;
-          check(Array.isArray(calls) && Array.isArray(versions) && versions.length === calls.length && calls.length > 0, "a trace without a policy version per call");
-          check(trace.loss_mask.some((m) => m === 1), "a usable trace without a trained token");
+          check(
+            Array.isArray(calls) && Array.isArray(versions) && versions.length === calls.length && calls.length > 0,
+            "a trace without a policy version per call",
+          );
+          check(
+            trace.loss_mask.some((m) => m === 1),
+            "a usable trace without a trained token",
+          );
         }
       }
     }
@@ -261,7 +295,9 @@ export async function runCase(c: ConformanceCase, cluster: LiveCluster, trainerI
         const scored = rewards.filter((r): r is number => r !== null);
         const mean = scored.reduce((a, b) => a + b, 0) / scored.length;
         const ours = rewards.map((r) => (r === null ? null : r - mean));
-        ours.forEach((a, i) => check(a === null ? group.advantages[i] === null : Math.abs(a - group.advantages[i]!) < 1e-9, "mean advantages differ from the coordinator's"));
+        ours.forEach((a, i) =>
+          check(a === null ? group.advantages[i] === null : Math.abs(a - group.advantages[i]!) < 1e-9, "mean advantages differ from the coordinator's"),
+        );
       }
     }
     if (e.reward_std_matches_rewards) {

@@ -186,7 +186,16 @@ export class TrainerClient {
     const ws = new (WebSocket as any)(url, { headers: { authorization: `Bearer ${this.options.token}` } }) as WebSocket;
     this.ws = ws;
     ws.binaryType = "arraybuffer";
-    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", protocol_version: TRAINER_PROTOCOL_VERSION, trainer_id: this.options.trainerId, encoding: this.options.encoding ?? "binary", ...(this.secret && { trainer_secret: this.secret }) }));
+    ws.onopen = () =>
+      ws.send(
+        JSON.stringify({
+          type: "hello",
+          protocol_version: TRAINER_PROTOCOL_VERSION,
+          trainer_id: this.options.trainerId,
+          encoding: this.options.encoding ?? "binary",
+          ...(this.secret && { trainer_secret: this.secret }),
+        }),
+      );
     ws.onmessage = (event) => void this.onFrame(event.data as string | ArrayBuffer);
     ws.onclose = (event) => {
       if (this.ws !== ws || this.closed) return;

@@ -69,7 +69,15 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?
     return c.json({
       groups: rows.map((g) => {
         const live = coordinator.groups.get(g.id);
-        return { group_id: g.id, task_id: g.taskId, trainer_id: g.trainerId, n: g.n, state: g.state, finished: live ? live.outcomes.size : null, created_at: new Date(g.createdAt).toISOString() };
+        return {
+          group_id: g.id,
+          task_id: g.taskId,
+          trainer_id: g.trainerId,
+          n: g.n,
+          state: g.state,
+          finished: live ? live.outcomes.size : null,
+          created_at: new Date(g.createdAt).toISOString(),
+        };
       }),
     });
   });
@@ -82,7 +90,8 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?
 
   app.get("/rollouts", async (c) => {
     const state = c.req.query("state");
-    if (state !== undefined && !isRolloutStateName(state)) return failed(c, new PolarError("bad_request", `unknown state "${state}"; expected one of ${ROLLOUT_STATES.join(", ")}`));
+    if (state !== undefined && !isRolloutStateName(state))
+      return failed(c, new PolarError("bad_request", `unknown state "${state}"; expected one of ${ROLLOUT_STATES.join(", ")}`));
     const rows = await coordinator.repo.listRollouts(state, LIST_LIMIT);
     return c.json({
       rollouts: rows.map((r) => ({
@@ -118,7 +127,9 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?
     });
     app.get("/rollouts/:id", async (c) => {
       const rollout = await operator.dashboard.rollout(c.req.param("id"), c.req.query("group"));
-      return rollout ? c.json(rollout) : failed(c, new PolarError("not_found", `no rollout ${c.req.param("id")} (a finished one not seen recently needs ?group=)`));
+      return rollout
+        ? c.json(rollout)
+        : failed(c, new PolarError("not_found", `no rollout ${c.req.param("id")} (a finished one not seen recently needs ?group=)`));
     });
     app.post("/pause", async (c) => c.json({ ...(await operator.pause()), paused: coordinator.isPaused }));
     app.post("/resume", async (c) => {
@@ -130,7 +141,8 @@ export function adminRoutes(coordinator: Coordinator, adminToken: string, tasks?
         return failed(c, new PolarError("bad_request", "the body is not JSON"));
       }
       const parsed = ResumeBody.safeParse(json);
-      if (text === null || !parsed.success) return failed(c, new PolarError("bad_request", text === null ? "body too large" : "expected {policy_version?: non-negative integer}"));
+      if (text === null || !parsed.success)
+        return failed(c, new PolarError("bad_request", text === null ? "body too large" : "expected {policy_version?: non-negative integer}"));
       const body = parsed.data;
       await coordinator.resume(body.policy_version ?? coordinator.policyVersion);
       return c.json({ policy_version: coordinator.policyVersion, paused: coordinator.isPaused });
@@ -146,7 +158,11 @@ export async function stats(coordinator: Coordinator) {
     queue_depth: coordinator.queue.size,
     rollouts_by_state: await coordinator.repo.countRolloutsByState(),
     groups_running: coordinator.groups.size,
-    nodes: { connected: nodes.filter((n) => n.state === "connected").length, draining: nodes.filter((n) => n.state === "draining").length, disconnected: nodes.filter((n) => n.state === "disconnected").length },
+    nodes: {
+      connected: nodes.filter((n) => n.state === "connected").length,
+      draining: nodes.filter((n) => n.state === "draining").length,
+      disconnected: nodes.filter((n) => n.state === "disconnected").length,
+    },
     policy_version: coordinator.policyVersion,
     paused: coordinator.isPaused,
     ...counters,

@@ -9,6 +9,12 @@ import type { TaskCatalog } from "../../lib/task-catalog.ts";
 import type { Coordinator } from "../coordinator.ts";
 import { coordinatorRolloutPort } from "../rollout-api-port.ts";
 
-export function rolloutApiRoutes(coordinator: Coordinator, access: RolloutApiAccess, tasks: TaskCatalog, callbacks: CallbackSender, callbackOnCancel: boolean): Hono {
+export function rolloutApiRoutes(
+  coordinator: Coordinator,
+  access: RolloutApiAccess,
+  tasks: TaskCatalog,
+  callbacks: CallbackSender,
+  callbackOnCancel: boolean,
+): Hono {
   return sharedRoutes(coordinatorRolloutPort(coordinator, { callbacks, callbackOnCancel }), { access, catalog: tasks });
 }

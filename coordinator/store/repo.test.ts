@@ -40,7 +40,19 @@ const sessionOf = (rolloutId: string) => defaultResult({ rollout_id: rolloutId, 
 const blob = packTraces([{ prompt_ids: [1, 2], response_ids: [3], loss_mask: [1], response_logprobs: [-0.5] }])!.blob;
 
 function result(rolloutId: string, groupId: string, traces: Uint8Array | null = null): StoredResult {
-  return { rolloutId, groupId, trainerId: "t1", status: "COMPLETED", reward: 0.5, session: sessionOf(rolloutId), traces, policyVersionStarted: 3, stale: true, cause: null, acked: false };
+  return {
+    rolloutId,
+    groupId,
+    trainerId: "t1",
+    status: "COMPLETED",
+    reward: 0.5,
+    session: sessionOf(rolloutId),
+    traces,
+    policyVersionStarted: 3,
+    stale: true,
+    cause: null,
+    acked: false,
+  };
 }
 
 describe.each(drivers)("coordinator repo over %s", (_name, open) => {
@@ -49,7 +61,13 @@ describe.each(drivers)("coordinator repo over %s", (_name, open) => {
     const first = await open(path);
     const repo = new CoordinatorRepo(first);
     await repo.insertGroup(group("g1"), members("g1", 1));
-    await repo.assign([{ rolloutId: "g1-r0", nodeId: "n1", attempt: 1, policyVersion: 3 }, { rolloutId: "g1-r1", nodeId: "n1", attempt: 1, policyVersion: 3 }], 10);
+    await repo.assign(
+      [
+        { rolloutId: "g1-r0", nodeId: "n1", attempt: 1, policyVersion: 3 },
+        { rolloutId: "g1-r1", nodeId: "n1", attempt: 1, policyVersion: 3 },
+      ],
+      10,
+    );
     await repo.saveResults([result("g1-r0", "g1", blob)], 20);
     await repo.ack([{ trainerId: "t1", ids: ["g1-r0"] }], 30);
     first.close();
@@ -63,7 +81,18 @@ describe.each(drivers)("coordinator repo over %s", (_name, open) => {
       ["g1-r2", "QUEUED", null, 0, null, null],
     ]);
     const [{ traces, ...stored }] = (await reopened.resultsById(["g1-r0"])) as [ResultWithTraces];
-    expect(stored).toEqual({ rolloutId: "g1-r0", groupId: "g1", trainerId: "t1", status: "COMPLETED", reward: 0.5, session: sessionOf("g1-r0"), policyVersionStarted: 3, stale: true, createdAt: 20, ackedAt: 30 });
+    expect(stored).toEqual({
+      rolloutId: "g1-r0",
+      groupId: "g1",
+      trainerId: "t1",
+      status: "COMPLETED",
+      reward: 0.5,
+      session: sessionOf("g1-r0"),
+      policyVersionStarted: 3,
+      stale: true,
+      createdAt: 20,
+      ackedAt: 30,
+    });
     expect(Buffer.from(traces!).equals(blob)).toBe(true);
     expect(await reopened.unackedIds("t1")).toEqual([]);
     expect(await reopened.countRolloutsByState()).toEqual({ ASSIGNED: 1, COMPLETED: 1, QUEUED: 1 });

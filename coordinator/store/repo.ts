@@ -113,7 +113,13 @@ export class CoordinatorRepo {
 
   async samplingOfGroups(groupIds: string[]): Promise<GroupSamplingRow[]> {
     const out: GroupSamplingRow[] = [];
-    for (let i = 0; i < groupIds.length; i += INSERT_CHUNK) out.push(...(await this.db.select().from(groupSampling).where(inArray(groupSampling.groupId, groupIds.slice(i, i + INSERT_CHUNK)))));
+    for (let i = 0; i < groupIds.length; i += INSERT_CHUNK)
+      out.push(
+        ...(await this.db
+          .select()
+          .from(groupSampling)
+          .where(inArray(groupSampling.groupId, groupIds.slice(i, i + INSERT_CHUNK)))),
+      );
     return out;
   }
 
@@ -145,14 +151,20 @@ export class CoordinatorRepo {
   /** Back to the queue (node lost, staleness); the attempt count stays, the next assign raises it. */
   async requeue(ids: string[], cause: string): Promise<void> {
     for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      await this.db.update(rollouts).set({ state: "QUEUED", nodeId: null, cause }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
+      await this.db
+        .update(rollouts)
+        .set({ state: "QUEUED", nodeId: null, cause })
+        .where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
     }
   }
 
   /** Terminal without a result (cancelled while queued, or its group deleted). */
   async finishWithoutResult(ids: string[], state: TerminalRolloutState, cause: string, now: number): Promise<void> {
     for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      await this.db.update(rollouts).set({ state, cause, finishedAt: now }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
+      await this.db
+        .update(rollouts)
+        .set({ state, cause, finishedAt: now })
+        .where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK)));
     }
   }
 
@@ -177,7 +189,9 @@ export class CoordinatorRepo {
         ),
       );
     }
-    const blobs = batch.filter((r) => r.traces !== null).map((r) => ({ rolloutId: r.rolloutId, traces: Buffer.from(r.traces!.buffer, r.traces!.byteOffset, r.traces!.byteLength) }));
+    const blobs = batch
+      .filter((r) => r.traces !== null)
+      .map((r) => ({ rolloutId: r.rolloutId, traces: Buffer.from(r.traces!.buffer, r.traces!.byteOffset, r.traces!.byteLength) }));
     for (let i = 0; i < blobs.length; i += INSERT_CHUNK) statements.push(this.db.insert(resultTraces).values(blobs.slice(i, i + INSERT_CHUNK)));
     // One UPDATE per (state, cause): a batch of hundreds finishing alike is one statement.
     const byEnd = new Map<string, { state: TerminalRolloutState; cause: string | null; ids: string[] }>();
@@ -186,7 +200,13 @@ export class CoordinatorRepo {
       (byEnd.get(key) ?? byEnd.set(key, { state: r.status, cause: r.cause, ids: [] }).get(key)!).ids.push(r.rolloutId);
     }
     for (const { state, cause, ids } of byEnd.values()) {
-      for (let i = 0; i < ids.length; i += INSERT_CHUNK) statements.push(this.db.update(rollouts).set({ state, cause, finishedAt: now }).where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK))));
+      for (let i = 0; i < ids.length; i += INSERT_CHUNK)
+        statements.push(
+          this.db
+            .update(rollouts)
+            .set({ state, cause, finishedAt: now })
+            .where(inArray(rollouts.id, ids.slice(i, i + INSERT_CHUNK))),
+        );
     }
     await this.atomic(statements);
   }
@@ -240,7 +260,10 @@ export class CoordinatorRepo {
   }
 
   private withTraces() {
-    return this.db.select({ ...getTableColumns(results), traces: resultTraces.traces }).from(results).leftJoin(resultTraces, eq(resultTraces.rolloutId, results.rolloutId));
+    return this.db
+      .select({ ...getTableColumns(results), traces: resultTraces.traces })
+      .from(results)
+      .leftJoin(resultTraces, eq(resultTraces.rolloutId, results.rolloutId));
   }
 
   async groupResults(groupId: string): Promise<ResultRow[]> {
@@ -292,12 +315,21 @@ export class CoordinatorRepo {
 
   /** The latest rollout-API group (no trainer) of a task id; trainer-stream groups are never returned. */
   async findGroupByTaskId(taskId: string): Promise<GroupRow | undefined> {
-    const [row] = await this.db.select().from(groups).where(and(eq(groups.taskId, taskId), isNull(groups.trainerId))).orderBy(sql`${groups.createdAt} desc`).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(groups)
+      .where(and(eq(groups.taskId, taskId), isNull(groups.trainerId)))
+      .orderBy(sql`${groups.createdAt} desc`)
+      .limit(1);
     return row;
   }
 
   async listGroups(limit: number): Promise<GroupRow[]> {
-    return this.db.select().from(groups).orderBy(sql`${groups.createdAt} desc`).limit(limit);
+    return this.db
+      .select()
+      .from(groups)
+      .orderBy(sql`${groups.createdAt} desc`)
+      .limit(limit);
   }
 
   async listRollouts(state: RolloutStateName | undefined, limit: number): Promise<RolloutRow[]> {
@@ -310,16 +342,24 @@ export class CoordinatorRepo {
   }
 
   async countRolloutsByState(): Promise<Record<string, number>> {
-    const rows = await this.db.select({ state: rollouts.state, n: sql<number>`count(*)` }).from(rollouts).groupBy(rollouts.state);
+    const rows = await this.db
+      .select({ state: rollouts.state, n: sql<number>`count(*)` })
+      .from(rollouts)
+      .groupBy(rollouts.state);
     return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
   }
 
   /** Drops acknowledged results older than the retention, and finished groups all of whose results are gone. */
   async prune(olderThan: number): Promise<number> {
-    const gone = await this.db.delete(results).where(and(isNotNull(results.ackedAt), lt(results.ackedAt, olderThan))).returning({ id: results.rolloutId });
+    const gone = await this.db
+      .delete(results)
+      .where(and(isNotNull(results.ackedAt), lt(results.ackedAt, olderThan)))
+      .returning({ id: results.rolloutId });
     await this.db
       .delete(groups)
-      .where(and(isNotNull(groups.finishedAt), lt(groups.finishedAt, olderThan), sql`not exists (select 1 from ${results} where ${results.groupId} = ${groups.id})`));
+      .where(
+        and(isNotNull(groups.finishedAt), lt(groups.finishedAt, olderThan), sql`not exists (select 1 from ${results} where ${results.groupId} = ${groups.id})`),
+      );
     return gone.length;
   }
 

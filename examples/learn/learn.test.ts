@@ -24,7 +24,10 @@ if ("python" in python) {
     const out = mkdtempSync(join(tmpdir(), "polar-learn-math-"));
     try {
       const report = join(out, "report.json");
-      const child = Bun.spawn([python.python, join(ROOT, "clients/python/tests/run_suite.py"), "--start", join(HERE, "tests"), "--report", report], { stdout: "inherit", stderr: "inherit" });
+      const child = Bun.spawn([python.python, join(ROOT, "clients/python/tests/run_suite.py"), "--start", join(HERE, "tests"), "--report", report], {
+        stdout: "inherit",
+        stderr: "inherit",
+      });
       expect(await child.exited).toBe(0);
       const summary = JSON.parse(readFileSync(report, "utf8")) as { tests_run: number; failures: number; errors: number; skipped: number };
       expect(summary).toMatchObject({ failures: 0, errors: 0, skipped: 0 });
@@ -37,7 +40,10 @@ if ("python" in python) {
   test("GRPO through Polar raises the mean reward (short run, seeded)", async () => {
     const out = mkdtempSync(join(tmpdir(), "polar-learn-"));
     try {
-      const child = Bun.spawn([python.python, join(HERE, "train.py"), "--short", "--seed", "3", "--out", out, "--bun", process.execPath], { stdout: "inherit", stderr: "inherit" });
+      const child = Bun.spawn([python.python, join(HERE, "train.py"), "--short", "--seed", "3", "--out", out, "--bun", process.execPath], {
+        stdout: "inherit",
+        stderr: "inherit",
+      });
       expect(await child.exited).toBe(0);
       const rows = readCsv(join(out, "curve.csv"));
       const reward = rows.map((r) => Number(r.mean_reward));

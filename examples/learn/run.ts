@@ -9,5 +9,7 @@ if (!("python" in python)) {
   console.error(`bun run learn needs ${python.missing}`);
   process.exit(2);
 }
-const child = Bun.spawn([python.python, join(import.meta.dir, "train.py"), "--bun", process.execPath, ...process.argv.slice(2)], { stdio: ["inherit", "inherit", "inherit"] });
+const child = Bun.spawn([python.python, join(import.meta.dir, "train.py"), "--bun", process.execPath, ...process.argv.slice(2)], {
+  stdio: ["inherit", "inherit", "inherit"],
+});
 process.exit(await child.exited);

@@ -25,7 +25,10 @@ export type RolloutApiAccess =
 
 /** The credential a rollout-API caller presents: `Authorization: Bearer <t>` or `X-Polar-Control-Token: <t>`. */
 export function presentedRolloutToken(headers: Headers): string | undefined {
-  const bearer = headers.get("authorization")?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  const bearer = headers
+    .get("authorization")
+    ?.match(/^Bearer\s+(.+)$/i)?.[1]
+    ?.trim();
   return bearer || headers.get(CONTROL_TOKEN_HEADER)?.trim() || undefined;
 }
 
@@ -51,7 +54,10 @@ export function rolloutApiGuard(access: RolloutApiAccess): MiddlewareHandler {
 
 /** Whether a listen address is loopback only (the one place an open rollout API is allowed). */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "");
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
   return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
 }
 

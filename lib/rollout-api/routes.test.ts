@@ -33,7 +33,17 @@ const post = (app: ReturnType<typeof rolloutApiRoutes>, payload: unknown) =>
 
 describe("the shared rollout routes", () => {
   test("a port that throws is a 500 `{detail}`, never plain text", async () => {
-    const app = rolloutApiRoutes(port({ submit: async () => { throw new Error("SQLITE_FULL: database or disk is full"); }, status: async () => { throw new RangeError("Maximum call stack size exceeded"); } }), { access: OPEN, catalog: TaskCatalog.empty() });
+    const app = rolloutApiRoutes(
+      port({
+        submit: async () => {
+          throw new Error("SQLITE_FULL: database or disk is full");
+        },
+        status: async () => {
+          throw new RangeError("Maximum call stack size exceeded");
+        },
+      }),
+      { access: OPEN, catalog: TaskCatalog.empty() },
+    );
     const submitted = await post(app, body);
     expect(submitted.status).toBe(500);
     expect(await submitted.json()).toEqual({ detail: "internal error" });
@@ -70,12 +80,24 @@ describe("the shared rollout routes", () => {
     const app = rolloutApiRoutes(port(), { access: OPEN, catalog: TaskCatalog.empty() });
     const bad = await app.request("/rollout/task/t1?register_if_missing=maybe", { method: "DELETE" });
     expect(bad.status).toBe(422);
-    expect(((await bad.json()) as { detail: { type: string; loc: string[] }[] }).detail[0]).toMatchObject({ type: "bool_parsing", loc: ["query", "register_if_missing"] });
+    expect(((await bad.json()) as { detail: { type: string; loc: string[] }[] }).detail[0]).toMatchObject({
+      type: "bool_parsing",
+      loc: ["query", "register_if_missing"],
+    });
     expect((await app.request("/rollout/task/t1?register_if_missing=yes", { method: "DELETE" })).status).toBe(200);
   });
 
   test("status words: completed once every session ended, whatever its status", () => {
-    const error = { session_id: "s", task_id: "t", status: "ERROR" as const, trajectory: { status: "ERROR" as const, traces: [], metadata: {}, error: "x" }, timing: {} as never, node_id: null, error: "x", metadata: {} };
+    const error = {
+      session_id: "s",
+      task_id: "t",
+      status: "ERROR" as const,
+      trajectory: { status: "ERROR" as const, traces: [], metadata: {}, error: "x" },
+      timing: {} as never,
+      node_id: null,
+      error: "x",
+      metadata: {},
+    };
     expect(taskStatus("t", "running", 2, [error]).status).toBe("running");
     expect(taskStatus("t", "running", 2, [error, error])).toMatchObject({ status: "completed", total_sessions: 2, completed_sessions: 2 });
     expect(taskStatus("t", "cancelled", 2, [error]).status).toBe("cancelled");

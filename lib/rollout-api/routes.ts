@@ -53,13 +53,20 @@ export function rolloutApiRoutes(port: RolloutApiPort, options: RolloutApiOption
   app.use("/rollout/*", rolloutApiGuard(options.access));
   const limits = options.limits ?? ROLLOUT_API_LIMITS;
   const cancelled = options.cancelledIds ?? new CancelledIds();
-  const rules = { catalog: options.catalog, hostPaths: options.hostPaths ?? SOURCES_MUST_EXIST, ...(options.refuseRequest ? { refuse: options.refuseRequest } : {}) };
+  const rules = {
+    catalog: options.catalog,
+    hostPaths: options.hostPaths ?? SOURCES_MUST_EXIST,
+    ...(options.refuseRequest ? { refuse: options.refuseRequest } : {}),
+  };
 
   async function readBody(req: Request): Promise<{ ok: true; body: unknown } | { ok: false; answer: Answer }> {
     const text = await readLimitedText(req, limits.maxBodyBytes);
     if (text === null) return { ok: false, answer: { status: 413, body: { detail: `request body exceeds ${limits.maxBodyBytes} bytes` } } };
     if (exceedsJsonDepth(text, limits.maxDepth)) {
-      return { ok: false, answer: { status: 422, body: fieldError([], `Value error, request body nests objects/arrays deeper than ${limits.maxDepth} levels`, "value_error") } };
+      return {
+        ok: false,
+        answer: { status: 422, body: fieldError([], `Value error, request body nests objects/arrays deeper than ${limits.maxDepth} levels`, "value_error") },
+      };
     }
     try {
       return { ok: true, body: JSON.parse(text) };
@@ -102,7 +109,19 @@ export function rolloutApiRoutes(port: RolloutApiPort, options: RolloutApiOption
       const id = c.req.param("id");
       const flag = (c.req.query("register_if_missing") ?? "false").trim().toLowerCase();
       if (!TRUE_WORDS.has(flag) && !FALSE_WORDS.has(flag)) {
-        return { status: 422, body: { detail: [{ type: "bool_parsing", loc: ["query", "register_if_missing"], msg: "Input should be a valid boolean, unable to interpret input", input: c.req.query("register_if_missing") }] } };
+        return {
+          status: 422,
+          body: {
+            detail: [
+              {
+                type: "bool_parsing",
+                loc: ["query", "register_if_missing"],
+                msg: "Input should be a valid boolean, unable to interpret input",
+                input: c.req.query("register_if_missing"),
+              },
+            ],
+          },
+        };
       }
       if (!TASK_ID_PATTERN.test(id)) return { status: 404, body: NOT_FOUND };
       const status = await port.cancel(id);

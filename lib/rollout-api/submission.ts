@@ -45,7 +45,8 @@ export async function readTaskSubmission(body: unknown, rules: SubmissionRules):
   const row = typeof raw.task_id === "string" ? rules.catalog.get(raw.task_id) : undefined;
   const catalogued = row !== undefined;
   // A bundled task line sent as is: its relative sources mean the task file's folder.
-  const own = catalogued && rules.catalog.baseDir && isRecord(raw.runtime) ? { ...raw, runtime: resolveRelativeSources(raw.runtime, rules.catalog.baseDir) } : raw;
+  const own =
+    catalogued && rules.catalog.baseDir && isRecord(raw.runtime) ? { ...raw, runtime: resolveRelativeSources(raw.runtime, rules.catalog.baseDir) } : raw;
   const merged = requestOverTask(own, row as Record<string, unknown> | undefined);
 
   const uncatalogued: ValidationDetail[] = [];
@@ -53,7 +54,12 @@ export async function readTaskSubmission(body: unknown, rules: SubmissionRules):
     for (const field of UNCATALOGUED_NEEDS) {
       if (raw[field] !== undefined) continue;
       const hint = field === "evaluator" ? ' (`{"strategy": "none"}` runs it unscored)' : "";
-      uncatalogued.push({ type: "missing", loc: ["body", field], msg: `Field required: task ${raw.task_id} is not in this server's task catalog, so the request must carry ${field}${hint}`, input: raw });
+      uncatalogued.push({
+        type: "missing",
+        loc: ["body", field],
+        msg: `Field required: task ${raw.task_id} is not in this server's task catalog, so the request must carry ${field}${hint}`,
+        input: raw,
+      });
     }
   }
   const parsed = parseLikePydantic(RolloutTaskRequest, merged);

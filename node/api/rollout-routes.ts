@@ -81,7 +81,11 @@ export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
       hostPaths: sandboxHostPaths(deps.sandboxPolicy),
       // network host and cap_add (host paths were checked above, as every source is).
       refuseRequest: ({ request }) =>
-        runtimeRequestRefusals(request.runtime, deps.sandboxPolicy).map((r) => ({ type: "value_error", loc: ["body", "runtime", ...r.loc], msg: `Value error, ${r.msg}` })),
+        runtimeRequestRefusals(request.runtime, deps.sandboxPolicy).map((r) => ({
+          type: "value_error",
+          loc: ["body", "runtime", ...r.loc],
+          msg: `Value error, ${r.msg}`,
+        })),
     }),
   );
   app.get("/tasks", rolloutApiGuard(deps.access), (c) => c.json({ tasks: deps.catalog.ids().map((id) => ({ task_id: id })) }));
@@ -89,7 +93,15 @@ export function rolloutRoutes(deps: RolloutRouteDeps): Hono {
   app.get("/health", (c) => {
     const failing = deps.storeFailure();
     if (!failing) return c.json({ status: "ok", node_id: deps.nodeId, draining: deps.isDraining(), store: { writable: true } } satisfies NodeHealth);
-    return c.json({ status: "unhealthy", node_id: deps.nodeId, draining: true, store: { writable: false, error: failing.description, since: failing.at } } satisfies NodeHealth, 503);
+    return c.json(
+      {
+        status: "unhealthy",
+        node_id: deps.nodeId,
+        draining: true,
+        store: { writable: false, error: failing.description, since: failing.at },
+      } satisfies NodeHealth,
+      503,
+    );
   });
   return app;
 }

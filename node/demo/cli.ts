@@ -24,11 +24,18 @@ const DEMO_HARNESSES = HARNESS_KINDS.filter((k) => k !== "command");
 const FLAGS: FlagSpecs = {
   harness: { type: "string", help: `harness: ${DEMO_HARNESSES.join(", ")} (the CLIs need scripts/install-harnesses.sh)`, default: "mini" },
   runtime: { type: "string", help: `sandbox runtime: ${runtimeHelp()}; docker needs the image polar-bookworm:dev`, default: DEFAULT_RUNTIME },
-  tasks: { type: "string", help: "task file (JSONL) the node serves and the mock engine's policy solves, e.g. tasks/exercism-python/tasks.jsonl", default: "tasks/tasks.jsonl" },
+  tasks: {
+    type: "string",
+    help: "task file (JSONL) the node serves and the mock engine's policy solves, e.g. tasks/exercism-python/tasks.jsonl",
+    default: "tasks/tasks.jsonl",
+  },
   count: { type: "string", help: "how many of its tasks to submit", default: "3" },
   samples: { type: "string", help: "samples per task", default: "4" },
   out: { type: "string", help: "folder for the node's database and results.jsonl (default: a new temp folder)" },
-  cluster: { type: "boolean", help: "a coordinator, two nodes and a trainer submitting GRPO groups, as real processes; prints the dashboard URL and the admin token" },
+  cluster: {
+    type: "boolean",
+    help: "a coordinator, two nodes and a trainer submitting GRPO groups, as real processes; prints the dashboard URL and the admin token",
+  },
   groups: { type: "string", help: "--cluster: GRPO groups the trainer submits", default: "3" },
   port: { type: "string", help: "--cluster: the coordinator's port (0 = any free port)", default: "0" },
   keep: { type: "boolean", help: "--cluster: keep everything running after the summary (for the dashboard) until Ctrl-C" },
@@ -39,12 +46,18 @@ const MAX_TOKENS_CAP = 4096;
 const CLI_OF: Partial<Record<HarnessKind, PinnedCli>> = { codex: "codex", "claude-code": "claude-code", "qwen-code": "qwen-code", pi: "pi" };
 
 export async function runDemoCli(argv: string[]): Promise<void> {
-  const flags = parseFlags("demo", "a node with sandboxes, the mock engine's solving policy and the bundled (or --tasks) tasks, driven through the rollout API", FLAGS, argv);
+  const flags = parseFlags(
+    "demo",
+    "a node with sandboxes, the mock engine's solving policy and the bundled (or --tasks) tasks, driven through the rollout API",
+    FLAGS,
+    argv,
+  );
   if (!flags) return;
   const harness = stringFlag(flags, "harness") ?? "mini";
   if (!(DEMO_HARNESSES as readonly string[]).includes(harness)) throw new UsageError(`--harness must be one of ${DEMO_HARNESSES.join(", ")}`);
   const cli = CLI_OF[harness as HarnessKind];
-  if (cli && !existsSync(pinnedBinary(cli))) throw new UsageError(`the ${harness} CLI is not installed (${pinnedBinary(cli)}); run scripts/install-harnesses.sh`);
+  if (cli && !existsSync(pinnedBinary(cli)))
+    throw new UsageError(`the ${harness} CLI is not installed (${pinnedBinary(cli)}); run scripts/install-harnesses.sh`);
   const taskFile = resolve(stringFlag(flags, "tasks") ?? BUNDLED_TASKS_FILE);
   if (!existsSync(taskFile)) throw new UsageError(`--tasks: ${taskFile}: no such file`);
   const taskCount = intFlag(flags, "count") ?? 3;
@@ -53,7 +66,15 @@ export async function runDemoCli(argv: string[]): Promise<void> {
   const dir = stringFlag(flags, "out") ?? mkdtempSync(join(tmpdir(), "polar-demo-"));
   if (flags.cluster === true) {
     if (runtimeName !== "process") throw new UsageError("--cluster runs its nodes on the process runtime");
-    return runClusterDemo({ harness, taskFile, groups: intFlag(flags, "groups") ?? 3, samples, dir, port: intFlag(flags, "port") ?? 0, keep: flags.keep === true });
+    return runClusterDemo({
+      harness,
+      taskFile,
+      groups: intFlag(flags, "groups") ?? 3,
+      samples,
+      dir,
+      port: intFlag(flags, "port") ?? 0,
+      keep: flags.keep === true,
+    });
   }
   if (flags.keep === true) throw new UsageError("--keep goes with --cluster");
   const runtime = await openRuntime(runtimeName, { images: ["polar-bookworm:dev"] });
@@ -76,7 +97,9 @@ export async function runDemoCli(argv: string[]): Promise<void> {
     { runtime },
   );
   try {
-    log(`node ${node.url} (runtime ${runtimeName}; ${describeRolloutAccess(node.rolloutAccess)}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness} · tasks ${taskFile}`);
+    log(
+      `node ${node.url} (runtime ${runtimeName}; ${describeRolloutAccess(node.rolloutAccess)}) · mock engine ${engine.url} (task-solving policy, success 0.5) · harness ${harness} · tasks ${taskFile}`,
+    );
     const picked = await pickTasks(node.url, taskCount);
     const t0 = performance.now();
     const taskIds: string[] = [];

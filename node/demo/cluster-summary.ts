@@ -43,5 +43,7 @@ export function printGroupSummary(groups: DemoGroup[], results: StreamedResult[]
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ");
-  console.log(`\n${fmt(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${rows.map(fmt).join("\n")}\n(stage timings are means per rollout; versions: policy versions the rollouts started at)\n`);
+  console.log(
+    `\n${fmt(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${rows.map(fmt).join("\n")}\n(stage timings are means per rollout; versions: policy versions the rollouts started at)\n`,
+  );
 }

@@ -53,10 +53,11 @@ export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
   const children: Child[] = [];
   const logFile = (name: string) => {
     const out = createWriteStream(join(o.dir, `${name}.log`));
-    return (stream: ReadableStream<Uint8Array> | null) => void (async () => {
-      if (!stream) return;
-      for await (const chunk of stream) out.write(chunk);
-    })();
+    return (stream: ReadableStream<Uint8Array> | null) =>
+      void (async () => {
+        if (!stream) return;
+        for await (const chunk of stream) out.write(chunk);
+      })();
   };
   const spawn = (name: string, args: string[], env: Record<string, string> = {}, keepStdout = false): Child => {
     const child = Bun.spawn([process.execPath, POLAR, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
@@ -81,7 +82,25 @@ export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
   try {
     const coordinator = spawn(
       "coordinator",
-      ["coordinator", "--port", String(o.port), "--db", join(o.dir, "coordinator.db"), "--tasks", o.taskFile, "--heartbeat-ms", "1000", "--node-token", tokens.node, "--trainer-token", tokens.trainer, "--admin-token", tokens.admin, "--rollout-token", tokens.rollout],
+      [
+        "coordinator",
+        "--port",
+        String(o.port),
+        "--db",
+        join(o.dir, "coordinator.db"),
+        "--tasks",
+        o.taskFile,
+        "--heartbeat-ms",
+        "1000",
+        "--node-token",
+        tokens.node,
+        "--trainer-token",
+        tokens.trainer,
+        "--admin-token",
+        tokens.admin,
+        "--rollout-token",
+        tokens.rollout,
+      ],
       {},
       true,
     );
@@ -89,9 +108,44 @@ export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
     logFile("coordinator")(coordinator.stdout as ReadableStream<Uint8Array>);
     const nodeIds = ["demo-node-a", "demo-node-b"];
     for (const id of nodeIds) {
-      spawn(id, ["node", "--node-id", id, "--port", "0", "--db", join(o.dir, `${id}.db`), "--runtime", "process", "--engine", engine.url, "--tasks", o.taskFile, "--coordinator", url, "--admin-token", tokens.admin, "--rollout-token", tokens.rollout, "--init-workers", "2", "--run-workers", "2", "--postrun-workers", "2", "--ready-backlog", "1", "--max-tokens-cap", "4096"], { POLAR_NODE_TOKEN: tokens.node });
+      spawn(
+        id,
+        [
+          "node",
+          "--node-id",
+          id,
+          "--port",
+          "0",
+          "--db",
+          join(o.dir, `${id}.db`),
+          "--runtime",
+          "process",
+          "--engine",
+          engine.url,
+          "--tasks",
+          o.taskFile,
+          "--coordinator",
+          url,
+          "--admin-token",
+          tokens.admin,
+          "--rollout-token",
+          tokens.rollout,
+          "--init-workers",
+          "2",
+          "--run-workers",
+          "2",
+          "--postrun-workers",
+          "2",
+          "--ready-backlog",
+          "1",
+          "--max-tokens-cap",
+          "4096",
+        ],
+        { POLAR_NODE_TOKEN: tokens.node },
+      );
     }
-    const admin = async (path: string) => (await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${tokens.admin}` } })).json() as Promise<Record<string, unknown>>;
+    const admin = async (path: string) =>
+      (await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${tokens.admin}` } })).json() as Promise<Record<string, unknown>>;
     const deadline = Date.now() + 120_000;
     for (;;) {
       const { nodes } = (await admin("/v1/admin/nodes")) as { nodes: { status: string }[] };
@@ -99,7 +153,9 @@ export async function runClusterDemo(o: ClusterDemoOptions): Promise<void> {
       if (Date.now() > deadline || children.some((c) => c.exitCode !== null)) throw new Error(`the nodes did not join within 120 s (logs in ${o.dir})`);
       await Bun.sleep(200);
     }
-    log(`coordinator ${url} · nodes ${nodeIds.join(", ")} (process runtime) · mock engine ${engine.url} (task-solving policy, success 0.5) · logs and databases in ${o.dir}`);
+    log(
+      `coordinator ${url} · nodes ${nodeIds.join(", ")} (process runtime) · mock engine ${engine.url} (task-solving policy, success 0.5) · logs and databases in ${o.dir}`,
+    );
     log(`dashboard ${url}/`);
     log(`admin token ${tokens.admin}`);
     log(`rollout token ${tokens.rollout} (the rollout API, /rollout/*: Authorization: Bearer <token>)`);

@@ -23,7 +23,10 @@ const FLAGS: FlagSpecs = {
 function taskFiles(path: string): string[] {
   if (!existsSync(path)) throw new UsageError(`${path}: no such file or folder`);
   if (!statSync(path).isDirectory()) return [path];
-  const files = readdirSync(path).filter((f) => f.endsWith(".jsonl")).sort().map((f) => join(path, f));
+  const files = readdirSync(path)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort()
+    .map((f) => join(path, f));
   if (files.length === 0) throw new UsageError(`${path}: no .jsonl task files in this folder`);
   return files;
 }
@@ -35,11 +38,15 @@ function row(r: TaskValidation): string {
 
 async function validate(argv: string[]): Promise<void> {
   const file = argv[0];
-  if (!file || file.startsWith("-")) throw new UsageError(`usage: polar tasks validate FILE|FOLDER [--runtime ${RUNTIME_BACKENDS.join("|")}] [--only ids] [--concurrency N] [--json]`);
+  if (!file || file.startsWith("-"))
+    throw new UsageError(`usage: polar tasks validate FILE|FOLDER [--runtime ${RUNTIME_BACKENDS.join("|")}] [--only ids] [--concurrency N] [--json]`);
   const values = parseFlags("tasks validate", SUMMARY, FLAGS, argv.slice(1));
   if (!values) return;
   const backend = oneOf(values, "runtime", RUNTIME_BACKENDS) ?? "docker";
-  const only = stringFlag(values, "only")?.split(",").map((s) => s.trim()).filter(Boolean);
+  const only = stringFlag(values, "only")
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const json = values.json === true;
   const loaded = { tasks: [] as Task[], issues: 0 };
   for (const path of taskFiles(file)) {
@@ -66,7 +73,10 @@ async function validate(argv: string[]): Promise<void> {
     const failed = results.filter((r) => !r.ok).length;
     const unevaluable = results.filter((r) => !r.evaluable).length;
     if (!json) {
-      const notes = [...(unevaluable ? [`${unevaluable} cannot be evaluated on this host`] : []), ...(loaded.issues ? [`${loaded.issues} malformed row issue(s)`] : [])];
+      const notes = [
+        ...(unevaluable ? [`${unevaluable} cannot be evaluated on this host`] : []),
+        ...(loaded.issues ? [`${loaded.issues} malformed row issue(s)`] : []),
+      ];
       console.log(`${results.length - failed}/${results.length} tasks valid${notes.length ? `, ${notes.join(", ")}` : ""}`);
     }
     if (failed > 0 || loaded.issues > 0 || tasks.length === 0) process.exitCode = 1;
@@ -79,5 +89,7 @@ export async function runTasksCli(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === "validate") return validate(rest);
   if (sub === "import") return (await import("../task-import/cli.ts")).runImportCli(rest);
-  throw new UsageError(`usage: polar tasks validate FILE|FOLDER [--runtime docker|process]\n       polar tasks import exercism FILE|DIR [--out tasks.jsonl]${sub && sub !== "--help" ? `\nunknown subcommand "${sub}"` : ""}`);
+  throw new UsageError(
+    `usage: polar tasks validate FILE|FOLDER [--runtime docker|process]\n       polar tasks import exercism FILE|DIR [--out tasks.jsonl]${sub && sub !== "--help" ? `\nunknown subcommand "${sub}"` : ""}`,
+  );
 }

@@ -61,7 +61,8 @@ const AGENT_WORK = [
 ].join(" && ");
 
 /** Every file outside .git with its mode and content hash: what a work tree is. */
-const MANIFEST = "find . -path ./.git -prune -o -type f -print | LC_ALL=C sort | while read -r f; do printf '%s %s ' \"$f\" \"$(stat -c %a \"$f\")\"; sha256sum < \"$f\"; done";
+const MANIFEST =
+  'find . -path ./.git -prune -o -type f -print | LC_ALL=C sort | while read -r f; do printf \'%s %s \' "$f" "$(stat -c %a "$f")"; sha256sum < "$f"; done';
 
 async function sh(sandbox: Sandbox, command: string): Promise<string> {
   const result = await sandbox.exec({ command: ["/bin/sh", "-c", command], timeoutMs: 60_000 });
@@ -86,7 +87,9 @@ for (const { name, runtime, nodeId } of runtimes) {
         expect(patch.files.sort()).toEqual(["docs/NOTES.md", "logo.bin", "new.bin", "run.sh", "src/gone.txt", "src/keep.txt"]);
         await fresh.putFiles({ "/polar/run/agent.patch": patch.bytes });
         await sh(fresh, "git apply --binary /polar/run/agent.patch");
-        const expected = (await sh(agent, MANIFEST)).split("\n").filter((l) => !/^\.\/(\.claude|\.codex|\.qwen|\.pi|\.mini|node_modules|\.pytest_cache)\/|__pycache__/.test(l));
+        const expected = (await sh(agent, MANIFEST))
+          .split("\n")
+          .filter((l) => !/^\.\/(\.claude|\.codex|\.qwen|\.pi|\.mini|node_modules|\.pytest_cache)\/|__pycache__/.test(l));
         expect((await sh(fresh, MANIFEST)).split("\n")).toEqual(expected);
         expect(expected.some((l) => l.startsWith("./run.sh 755 "))).toBe(true);
         expect(expected.some((l) => l.startsWith("./src/gone.txt"))).toBe(false);
@@ -102,7 +105,10 @@ for (const { name, runtime, nodeId } of runtimes) {
       const agent = await freshEvalSandbox(source, task, "agent-lru");
       try {
         await agent.putFiles({ "/polar/run/fix.patch": task.patch! });
-        await sh(agent, "git apply /polar/run/fix.patch && mkdir -p .claude __pycache__ && echo '{}' > .claude/todos.json && echo x > __pycache__/junk.pyc && git -c user.name=a -c user.email=a@b commit -qam fix");
+        await sh(
+          agent,
+          "git apply /polar/run/fix.patch && mkdir -p .claude __pycache__ && echo '{}' > .claude/todos.json && echo x > __pycache__/junk.pyc && git -c user.name=a -c user.email=a@b commit -qam fix",
+        );
         const result = await evaluate({ task, agentSandbox: agent, source, rolloutId: "lru" });
         expect(result.reward).toBe(1);
         expect(result.detail.status).toBe("resolved");
@@ -118,7 +124,8 @@ for (const { name, runtime, nodeId } of runtimes) {
     test("a patch that does not apply: reward 0 with the reason, not an error", async () => {
       const { tasks } = await loadTaskFile(resolve(import.meta.dir, "../../tasks/tasks.jsonl"));
       const task = tasks.find((t) => t.task_id === "js-chunk-drops-remainder")!;
-      const stale = "diff --git a/src/chunk.js b/src/chunk.js\n--- a/src/chunk.js\n+++ b/src/chunk.js\n@@ -1,3 +1,3 @@\n-this line is not in the file\n+replacement\n context\n context\n";
+      const stale =
+        "diff --git a/src/chunk.js b/src/chunk.js\n--- a/src/chunk.js\n+++ b/src/chunk.js\n@@ -1,3 +1,3 @@\n-this line is not in the file\n+replacement\n context\n context\n";
       const result = await evaluateSwePatch({ task, patch: stale, source, rolloutId: "stale" });
       expect(result.reward).toBe(0);
       expect(result.detail.status).toBe("patch_failed");

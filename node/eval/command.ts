@@ -44,7 +44,21 @@ export function outputMatches(actual: string, expected: string, match: CommandCo
 }
 
 function detail(partial: Partial<EvaluationDetail> & Pick<EvaluationDetail, "status">): EvaluationDetail {
-  return { strategy: "command", evaluation_error: null, reason: null, patch: null, patch_files: [], tests: [], fail_to_pass: null, pass_to_pass: null, logs: {}, exit_code: null, sandbox_id: null, duration_ms: 0, ...partial };
+  return {
+    strategy: "command",
+    evaluation_error: null,
+    reason: null,
+    patch: null,
+    patch_files: [],
+    tests: [],
+    fail_to_pass: null,
+    pass_to_pass: null,
+    logs: {},
+    exit_code: null,
+    sandbox_id: null,
+    duration_ms: 0,
+    ...partial,
+  };
 }
 
 async function sandboxFor(input: CommandEvaluation, config: CommandConfig): Promise<{ sandbox: Sandbox; fresh: boolean }> {
@@ -63,7 +77,8 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
   const config = parsed.data;
   const elapsed = () => Math.round(performance.now() - started);
   if (config.command === undefined) {
-    if (config.expected_output === undefined) throw new PolarError("bad_request", `task ${input.task.task_id}: command evaluator needs command or expected_output`);
+    if (config.expected_output === undefined)
+      throw new PolarError("bad_request", `task ${input.task.task_id}: command evaluator needs command or expected_output`);
     const ok = outputMatches(input.finalOutput, config.expected_output, config.match);
     return { reward: ok ? 1 : 0, detail: detail({ status: ok ? "passed" : "failed", logs: { output: tailOf(input.finalOutput) }, duration_ms: elapsed() }) };
   }
@@ -73,10 +88,24 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
     if (fresh && input.patch.length > 0) {
       const path = `${SANDBOX_RUN_DIR}/polar-eval-${randomBytes(6).toString("hex")}.patch`;
       await sandbox.putFiles({ [path]: input.patch });
-      const applied = await sandbox.exec({ command: ["/bin/sh", "-c", `git -c safe.directory='*' apply --binary --whitespace=nowarn ${shellQuote(path)}`], timeoutMs: 120_000, signal: input.signal });
+      const applied = await sandbox.exec({
+        command: ["/bin/sh", "-c", `git -c safe.directory='*' apply --binary --whitespace=nowarn ${shellQuote(path)}`],
+        timeoutMs: 120_000,
+        signal: input.signal,
+      });
       if (applied.exit_code !== 0) {
         logs.apply = execLog(applied);
-        return { reward: 0, detail: detail({ status: "patch_failed", reason: "the agent's patch does not apply", patch: headOf(input.patch), logs, sandbox_id: sandbox.id, duration_ms: elapsed() }) };
+        return {
+          reward: 0,
+          detail: detail({
+            status: "patch_failed",
+            reason: "the agent's patch does not apply",
+            patch: headOf(input.patch),
+            logs,
+            sandbox_id: sandbox.id,
+            duration_ms: elapsed(),
+          }),
+        };
       }
     }
     const run = await sandbox.exec({
@@ -89,11 +118,30 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
     logs.command = execLog(run);
     const judged = { patch: fresh ? headOf(input.patch) : null, logs, exit_code: run.exit_code, sandbox_id: sandbox.id };
     if (run.timed_out) {
-      return { reward: null, detail: detail({ ...judged, status: "invalid", evaluation_error: "evaluator_timeout", reason: `the command ran over its ${config.timeout_seconds} s timeout`, duration_ms: elapsed() }) };
+      return {
+        reward: null,
+        detail: detail({
+          ...judged,
+          status: "invalid",
+          evaluation_error: "evaluator_timeout",
+          reason: `the command ran over its ${config.timeout_seconds} s timeout`,
+          duration_ms: elapsed(),
+        }),
+      };
     }
-    const missing = config.expected_exit_code === run.exit_code ? null : runnerMissing({ exit_code: run.exit_code, output: `${run.stdout}\n${run.stderr}` }, false);
+    const missing =
+      config.expected_exit_code === run.exit_code ? null : runnerMissing({ exit_code: run.exit_code, output: `${run.stdout}\n${run.stderr}` }, false);
     if (missing) {
-      return { reward: null, detail: detail({ ...judged, status: "invalid", evaluation_error: "test_runner_missing", reason: `the command could not start: ${missing}`, duration_ms: elapsed() }) };
+      return {
+        reward: null,
+        detail: detail({
+          ...judged,
+          status: "invalid",
+          evaluation_error: "test_runner_missing",
+          reason: `the command could not start: ${missing}`,
+          duration_ms: elapsed(),
+        }),
+      };
     }
     const exitOk = run.exit_code === config.expected_exit_code;
     const outputOk = config.expected_output === undefined || outputMatches(run.stdout, config.expected_output, config.match);

@@ -66,7 +66,7 @@ describe("evaluator choice", () => {
 
 describe("command evaluator (process runtime)", () => {
   test("fresh sandbox: the agent's patch is applied there and the command's exit code and output decide", async () => {
-    const t = task({ strategy: "test_on_output", config: { command: "cat answer.txt && test \"$(cat answer.txt)\" = 42", expected_output: "42" } });
+    const t = task({ strategy: "test_on_output", config: { command: 'cat answer.txt && test "$(cat answer.txt)" = 42', expected_output: "42" } });
     const agent = await freshEvalSandbox(source, t, "agent");
     try {
       const before = await evaluate({ task: t, agentSandbox: agent, harness: harness(0), source, rolloutId: "r" });
@@ -94,7 +94,8 @@ describe("command evaluator (process runtime)", () => {
   }, 120_000);
 
   test("no command: the final answer is compared (exact, contains, regex)", async () => {
-    const run = (config: Record<string, unknown>, answer: string) => evaluate({ task: task({ strategy: "command", config }), harness: harness(0, false, answer), rolloutId: "r" });
+    const run = (config: Record<string, unknown>, answer: string) =>
+      evaluate({ task: task({ strategy: "command", config }), harness: harness(0, false, answer), rolloutId: "r" });
     expect((await run({ expected_output: "42", match: "exact" }, " 42\n")).reward).toBe(1);
     expect((await run({ expected_output: "42", match: "exact" }, "about 42")).reward).toBe(0);
     expect((await run({ expected_output: "42" }, "about 42")).reward).toBe(1);
@@ -104,15 +105,35 @@ describe("command evaluator (process runtime)", () => {
   test("a command that cannot start, or runs over its timeout, is an invalid evaluation: no reward, its cause named", async () => {
     const agent = await freshEvalSandbox(source, task({ strategy: "command", config: { command: "true" } }), "agent");
     try {
-      const missing = await evaluate({ task: task({ strategy: "command", config: { command: "polar-no-such-checker answer.txt", sandbox: "agent" } }), agentSandbox: agent, harness: harness(0), rolloutId: "r" });
+      const missing = await evaluate({
+        task: task({ strategy: "command", config: { command: "polar-no-such-checker answer.txt", sandbox: "agent" } }),
+        agentSandbox: agent,
+        harness: harness(0),
+        rolloutId: "r",
+      });
       expect([missing.reward, missing.detail.status, missing.detail.evaluation_error]).toEqual([null, "invalid", "test_runner_missing"]);
       expect(missing.detail.reason).toContain("polar-no-such-checker");
-      const module = await evaluate({ task: task({ strategy: "command", config: { command: "python3 -m polar_no_such_checker", sandbox: "agent" } }), agentSandbox: agent, harness: harness(0), rolloutId: "r" });
+      const module = await evaluate({
+        task: task({ strategy: "command", config: { command: "python3 -m polar_no_such_checker", sandbox: "agent" } }),
+        agentSandbox: agent,
+        harness: harness(0),
+        rolloutId: "r",
+      });
       expect([module.reward, module.detail.evaluation_error]).toEqual([null, "test_runner_missing"]);
-      const slow = await evaluate({ task: task({ strategy: "command", config: { command: "sleep 30", sandbox: "agent", timeout_seconds: 1 } }), agentSandbox: agent, harness: harness(0), rolloutId: "r" });
+      const slow = await evaluate({
+        task: task({ strategy: "command", config: { command: "sleep 30", sandbox: "agent", timeout_seconds: 1 } }),
+        agentSandbox: agent,
+        harness: harness(0),
+        rolloutId: "r",
+      });
       expect([slow.reward, slow.detail.status, slow.detail.evaluation_error]).toEqual([null, "invalid", "evaluator_timeout"]);
       // Expecting exit 127 is the task's choice: then it is a verdict, not a missing runner.
-      const expected = await evaluate({ task: task({ strategy: "command", config: { command: "polar-no-such-checker", sandbox: "agent", expected_exit_code: 127 } }), agentSandbox: agent, harness: harness(0), rolloutId: "r" });
+      const expected = await evaluate({
+        task: task({ strategy: "command", config: { command: "polar-no-such-checker", sandbox: "agent", expected_exit_code: 127 } }),
+        agentSandbox: agent,
+        harness: harness(0),
+        rolloutId: "r",
+      });
       expect([expected.reward, expected.detail.status]).toEqual([1, "passed"]);
     } finally {
       await agent.destroy();

@@ -36,7 +36,21 @@ export function evaluatorStrategy(task: { task_id: string; evaluator?: { strateg
 }
 
 function simpleDetail(strategy: EvaluatorStrategy, status: EvaluationDetail["status"], reason: string | null, exitCode: number | null): EvaluationDetail {
-  return { strategy, status, evaluation_error: null, reason, patch: null, patch_files: [], tests: [], fail_to_pass: null, pass_to_pass: null, logs: {}, exit_code: exitCode, sandbox_id: null, duration_ms: 0 };
+  return {
+    strategy,
+    status,
+    evaluation_error: null,
+    reason,
+    patch: null,
+    patch_files: [],
+    tests: [],
+    fail_to_pass: null,
+    pass_to_pass: null,
+    logs: {},
+    exit_code: exitCode,
+    sandbox_id: null,
+    duration_ms: 0,
+  };
 }
 
 function need<T>(value: T | undefined, what: string, task: Task): T {
@@ -70,7 +84,15 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
       const hasRepo = input.agentSandbox !== undefined && usesFreshSandbox && (task.base_commit !== undefined || (task.runtime?.prepare.length ?? 0) > 0);
       const patch = hasRepo ? await collectAgentPatch(input.agentSandbox!, task, input.signal) : new Uint8Array();
       if (patch instanceof PolarError) return { reward: 0, detail: simpleDetail("command", "patch_failed", patch.message, null) };
-      return evaluateCommand({ task, finalOutput: input.harness?.finalOutput ?? "", patch, agentSandbox: input.agentSandbox, source: input.source, rolloutId: input.rolloutId, signal: input.signal });
+      return evaluateCommand({
+        task,
+        finalOutput: input.harness?.finalOutput ?? "",
+        patch,
+        agentSandbox: input.agentSandbox,
+        source: input.source,
+        rolloutId: input.rolloutId,
+        signal: input.signal,
+      });
     }
   }
 }

@@ -46,7 +46,10 @@ export function runnerMissing(run: Pick<TestRun, "exit_code" | "output">, parsed
   const module = PYTHON_MODULE_MISSING.exec(run.output);
   if (module) return module[0];
   if (run.exit_code !== null && RUNNER_EXIT_CODES.has(run.exit_code)) {
-    const line = run.output.split("\n").map((l) => l.trim()).find((l) => /not found|No such file|Permission denied|cannot execute/i.test(l));
+    const line = run.output
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => /not found|No such file|Permission denied|cannot execute/i.test(l));
     return line ?? `the command exited with ${run.exit_code} (not found or not executable)`;
   }
   return null;
@@ -58,7 +61,10 @@ export function scoreTests(task: Task, report: TestReport): TestScore {
   const named = new Set<string>();
   let f2p = 0;
   let p2p = 0;
-  for (const [list, names] of [["FAIL_TO_PASS", task.FAIL_TO_PASS], ["PASS_TO_PASS", task.PASS_TO_PASS]] as const) {
+  for (const [list, names] of [
+    ["FAIL_TO_PASS", task.FAIL_TO_PASS],
+    ["PASS_TO_PASS", task.PASS_TO_PASS],
+  ] as const) {
     for (const name of names) {
       named.add(name);
       const outcome = report.get(name) ?? "missing";

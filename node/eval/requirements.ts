@@ -140,7 +140,8 @@ export class RequirementCheck {
     const missing = requirements.flatMap((requirement, i) => (answers[i] ? [{ requirement, reason: answers[i]! }] : []));
     if (missing.length === 0) return null;
     const place = backend === "process" ? "in a process sandbox on this host" : `in image ${spec.image}`;
-    const hint = backend === "process" ? "install it on this host (bash scripts/setup.sh installs what the bundled tasks need)" : `add it to the image ${spec.image}`;
+    const hint =
+      backend === "process" ? "install it on this host (bash scripts/setup.sh installs what the bundled tasks need)" : `add it to the image ${spec.image}`;
     const message = `task ${task.task_id} cannot be evaluated on this node: its evaluation needs ${missing.map((m) => m.requirement).join(", ")}, and ${missing.map((m) => m.reason).join("; ")} ${place}; ${hint}`;
     return { task_id: task.task_id, missing, message };
   }
@@ -152,7 +153,8 @@ export class RequirementCheck {
       const run = await sandbox.exec({ command: ["/bin/sh", "-c", probeScript(requirements)], env: { PATH: path }, timeoutMs: 60_000, signal });
       const found = new Map<number, string>();
       for (const match of run.stdout.matchAll(/^polar-requirement (\d+) (\S+)$/gm)) found.set(Number(match[1]), match[2]!);
-      if (found.size !== requirements.length) throw new Error(`requirement probe printed ${found.size} of ${requirements.length} answers (exit ${run.exit_code}): ${run.stderr.slice(0, 300)}`);
+      if (found.size !== requirements.length)
+        throw new Error(`requirement probe printed ${found.size} of ${requirements.length} answers (exit ${run.exit_code}): ${run.stderr.slice(0, 300)}`);
       return requirements.map((req, i) => (found.get(i) === "ok" ? null : describeMissing(req, found.get(i)!)));
     } finally {
       await this.options.source.release(sandbox).catch(() => undefined);

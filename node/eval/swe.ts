@@ -100,7 +100,10 @@ export async function evaluateSwePatch(input: SweEvaluation): Promise<Evaluation
       const failed = await applyPatch(sandbox, patchBytes, "agent", signal);
       if (failed) {
         logs.apply = failed;
-        return { reward: 0, detail: detail({ ...common, status: "patch_failed", reason: "the agent's patch does not apply to the base commit", duration_ms: elapsed() }) };
+        return {
+          reward: 0,
+          detail: detail({ ...common, status: "patch_failed", reason: "the agent's patch does not apply to the base commit", duration_ms: elapsed() }),
+        };
       }
     }
     const testPatch = task.test_patch ?? "";
@@ -111,7 +114,13 @@ export async function evaluateSwePatch(input: SweEvaluation): Promise<Evaluation
         logs.test_patch = failed;
         return {
           reward: null,
-          detail: detail({ ...common, status: "invalid", evaluation_error: "test_patch_failed", reason: "the task's test patch does not apply after the agent's patch", duration_ms: elapsed() }),
+          detail: detail({
+            ...common,
+            status: "invalid",
+            evaluation_error: "test_patch_failed",
+            reason: "the task's test patch does not apply after the agent's patch",
+            duration_ms: elapsed(),
+          }),
         };
       }
     }
@@ -124,7 +133,12 @@ export async function evaluateSwePatch(input: SweEvaluation): Promise<Evaluation
       maxOutputBytes: 8 * 1024 * 1024,
     });
     logs.tests = execLog(run);
-    const grade = gradeTestRun(task, config.parser, { exit_code: run.exit_code, timed_out: run.timed_out, output: `${run.stdout}\n${run.stderr}`, timeout_seconds: config.timeout_seconds });
+    const grade = gradeTestRun(task, config.parser, {
+      exit_code: run.exit_code,
+      timed_out: run.timed_out,
+      output: `${run.stdout}\n${run.stderr}`,
+      timeout_seconds: config.timeout_seconds,
+    });
     const counts = {
       tests: grade.tests,
       fail_to_pass: { passed: grade.f2p, total: task.FAIL_TO_PASS.length },
@@ -132,7 +146,10 @@ export async function evaluateSwePatch(input: SweEvaluation): Promise<Evaluation
       exit_code: run.exit_code,
     };
     if (!grade.valid) {
-      return { reward: null, detail: detail({ ...common, ...counts, status: "invalid", evaluation_error: grade.error, reason: grade.reason, duration_ms: elapsed() }) };
+      return {
+        reward: null,
+        detail: detail({ ...common, ...counts, status: "invalid", evaluation_error: grade.error, reason: grade.reason, duration_ms: elapsed() }),
+      };
     }
     const status = grade.resolved ? "resolved" : "unresolved";
     return { reward: grade.resolved ? 1 : 0, detail: detail({ ...common, ...counts, status, duration_ms: elapsed() }) };

@@ -23,8 +23,17 @@ interface Row {
 }
 
 function validate(file: string, args: string[]): { code: number; rows: Row[]; stderr: string } {
-  const run = Bun.spawnSync(["bun", join(ROOT, "bin/polar.ts"), "tasks", "validate", file, "--json", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: process.env });
-  const rows = run.stdout.toString().split("\n").filter(Boolean).map((line) => JSON.parse(line) as Row);
+  const run = Bun.spawnSync(["bun", join(ROOT, "bin/polar.ts"), "tasks", "validate", file, "--json", ...args], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: process.env,
+  });
+  const rows = run.stdout
+    .toString()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Row);
   return { code: run.exitCode ?? -1, rows, stderr: run.stderr.toString() };
 }
 
@@ -40,12 +49,19 @@ const tmp = mkdtempSync(join(tmpdir(), "polar-validate-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("polar tasks validate", () => {
-  withPytest("every bundled task in the process runtime (bwrap), the task folder given as in the issue (`tasks/`)", () => {
-    expectAllValid(validate(join(ROOT, "tasks"), ["--runtime", "process"]));
-  }, 900_000);
+  withPytest(
+    "every bundled task in the process runtime (bwrap), the task folder given as in the issue (`tasks/`)",
+    () => {
+      expectAllValid(validate(join(ROOT, "tasks"), ["--runtime", "process"]));
+    },
+    900_000,
+  );
 
   test("a task whose gold patch does not fix the bug fails validation and the command exits non-zero", () => {
-    const rows = readFileSync(TASKS, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rows = readFileSync(TASKS, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const task = rows.find((r) => r.task_id === "js-leap-year-century")!;
     // The repository upload is relative to the task file; this file lives elsewhere.
     const runtime = task.runtime as { prepare: { type: string; source?: string }[] };
@@ -65,7 +81,10 @@ describe("polar tasks validate", () => {
   }, 300_000);
 
   test("a task whose evaluation needs a program this host's sandboxes lack is reported as not evaluable here, and nothing of it runs", () => {
-    const rows = readFileSync(TASKS, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rows = readFileSync(TASKS, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const task = rows.find((r) => r.task_id === "py-lru-get-refresh")!;
     // Its tests would run with a PATH that holds only the mounted node: no python3 there.
     const evaluator = { ...(task.evaluator as Record<string, unknown>), env: { PATH: "/polar/node/bin" } };

@@ -35,7 +35,10 @@ export interface ValidateOptions {
 
 function describe(which: string, result: EvaluationResult, wanted: number): string {
   const d = result.detail;
-  const counts = d.fail_to_pass && d.pass_to_pass ? ` (FAIL_TO_PASS ${d.fail_to_pass.passed}/${d.fail_to_pass.total}, PASS_TO_PASS ${d.pass_to_pass.passed}/${d.pass_to_pass.total})` : "";
+  const counts =
+    d.fail_to_pass && d.pass_to_pass
+      ? ` (FAIL_TO_PASS ${d.fail_to_pass.passed}/${d.fail_to_pass.total}, PASS_TO_PASS ${d.pass_to_pass.passed}/${d.pass_to_pass.total})`
+      : "";
   const status = d.status === "invalid" ? `invalid evaluation (${d.evaluation_error})` : d.status;
   return `${which} gave ${result.reward ?? "no reward"} not ${wanted}: ${status}${d.reason ? ` — ${d.reason}` : ""}${counts}`;
 }
@@ -47,10 +50,21 @@ async function validateOne(task: Task, options: ValidateOptions): Promise<TaskVa
   try {
     const unevaluable = await options.requirements?.check(task, options.signal);
     if (unevaluable) {
-      return { task_id: task.task_id, gold_reward: null, empty_reward: null, ok: false, evaluable: false, problem: unevaluable.message, duration_ms: Math.round(performance.now() - started) };
+      return {
+        task_id: task.task_id,
+        gold_reward: null,
+        empty_reward: null,
+        ok: false,
+        evaluable: false,
+        problem: unevaluable.message,
+        duration_ms: Math.round(performance.now() - started),
+      };
     }
     const [gold, empty] = [await run(task.patch ?? "", "gold"), await run("", "empty")];
-    const problems = [...(gold.reward === 1 ? [] : [describe("gold patch", gold, 1)]), ...(empty.reward === 0 ? [] : [describe("unmodified repository", empty, 0)])];
+    const problems = [
+      ...(gold.reward === 1 ? [] : [describe("gold patch", gold, 1)]),
+      ...(empty.reward === 0 ? [] : [describe("unmodified repository", empty, 0)]),
+    ];
     if (task.patch === undefined || task.patch === "") problems.unshift("the task has no gold patch");
     return {
       task_id: task.task_id,
@@ -65,7 +79,15 @@ async function validateOne(task: Task, options: ValidateOptions): Promise<TaskVa
     };
   } catch (err) {
     const error = asPolarError(err);
-    return { task_id: task.task_id, gold_reward: null, empty_reward: null, ok: false, evaluable: true, problem: `${error.code}: ${error.message}`, duration_ms: Math.round(performance.now() - started) };
+    return {
+      task_id: task.task_id,
+      gold_reward: null,
+      empty_reward: null,
+      ok: false,
+      evaluable: true,
+      problem: `${error.code}: ${error.message}`,
+      duration_ms: Math.round(performance.now() - started),
+    };
   }
 }
 

@@ -53,7 +53,14 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const calls = new CallsRepo(store.db);
   const auth = new SessionAuth(sessions, config.adminToken, config.open);
   const gate = new PolicyGate();
-  const callPath = new CallPath(backend, gate, calls, { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking }, deps.onCall, deps.onCallNotStored);
+  const callPath = new CallPath(
+    backend,
+    gate,
+    calls,
+    { maxTokensCap: config.maxTokensCap, temperature: config.temperature, topP: config.topP, thinking: config.thinking },
+    deps.onCall,
+    deps.onCallNotStored,
+  );
   const bodyLimits = { maxBytes: config.maxBodyBytes, maxDepth: config.maxJsonDepth };
   const cacheBudget = new CacheBudget(config.cacheBytes);
   for (const cache of [sessions, calls, callPath, backend]) cache.shareCacheBudget?.(cacheBudget);

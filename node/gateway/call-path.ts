@@ -72,27 +72,29 @@ export class CallPath {
           failure = input.signal.aborted ? new PolarError("client_closed", "the client closed the connection before the engine answered") : asPolarError(err);
         }
         const engineMs = performance.now() - started - queuedMs;
-        await this.calls.insert({
-          session_id: input.sessionId,
-          seq,
-          dialect: input.dialect,
-          request,
-          response: result?.response ?? null,
-          prompt_ids: result?.tokens?.promptIds ?? null,
-          output_ids: result?.tokens?.outputIds ?? null,
-          logprobs: result?.tokens?.logprobs ?? null,
-          engine_url: result?.engineUrl ?? null,
-          policy_version: policyVersion,
-          timings: { queued_ms: queuedMs, engine_ms: engineMs, total_ms: performance.now() - started },
-          error: failure ? { code: failure.code, message: failure.message } : null,
-          notes: result?.notes ?? null,
-          started_at: startedAt,
-        }).catch((err: unknown) => {
-          // The session was deleted meanwhile: what the backend just remembered for it goes too.
-          if (err instanceof PolarError && err.code === "not_found") this.forget(input.sessionId);
-          else this.onNotStored?.(err, input.sessionId);
-          throw err;
-        });
+        await this.calls
+          .insert({
+            session_id: input.sessionId,
+            seq,
+            dialect: input.dialect,
+            request,
+            response: result?.response ?? null,
+            prompt_ids: result?.tokens?.promptIds ?? null,
+            output_ids: result?.tokens?.outputIds ?? null,
+            logprobs: result?.tokens?.logprobs ?? null,
+            engine_url: result?.engineUrl ?? null,
+            policy_version: policyVersion,
+            timings: { queued_ms: queuedMs, engine_ms: engineMs, total_ms: performance.now() - started },
+            error: failure ? { code: failure.code, message: failure.message } : null,
+            notes: result?.notes ?? null,
+            started_at: startedAt,
+          })
+          .catch((err: unknown) => {
+            // The session was deleted meanwhile: what the backend just remembered for it goes too.
+            if (err instanceof PolarError && err.code === "not_found") this.forget(input.sessionId);
+            else this.onNotStored?.(err, input.sessionId);
+            throw err;
+          });
         this.onCommitted?.({
           session_id: input.sessionId,
           dialect: input.dialect,

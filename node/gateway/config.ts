@@ -20,7 +20,11 @@ export const GatewayConfig = z.object({
   streamHeadStartMs: z.number().int().nonnegative().default(3_000),
   keepAliveMs: z.number().int().positive().default(10_000),
   /** Bytes a request body may have (declared or chunked); more gets the dialect's 413. */
-  maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
   /** Object/array nesting a request body may have; deeper gets the dialect's 400 before any parsing. */
   maxJsonDepth: z.number().int().positive().default(256),
   /**

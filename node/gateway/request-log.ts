@@ -77,7 +77,8 @@ export class RequestLog {
     this.emitted = true;
     const e = this.error;
     const details = (e?.details ?? {}) as { engineUrl?: unknown; status?: unknown; attempts?: unknown };
-    const engine = typeof details.engineUrl === "string" ? { url: details.engineUrl, status: numberOr(details.status), attempts: numberOr(details.attempts) } : undefined;
+    const engine =
+      typeof details.engineUrl === "string" ? { url: details.engineUrl, status: numberOr(details.status), attempts: numberOr(details.attempts) } : undefined;
     const cause = describeCause(e?.cause);
     const line: LogLine = {
       ts: new Date().toISOString(),

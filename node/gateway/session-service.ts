@@ -98,7 +98,14 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       const { row, token } = await deps.sessions.create(options.metadata ?? {});
       let socket: SessionSocket | undefined;
       try {
-        if (options.socketFolder) socket = await serveSessionSocket({ app: deps.socketApp(), token, adminToken: deps.adminToken, folder: options.socketFolder, maxBodyBytes: deps.maxBodyBytes });
+        if (options.socketFolder)
+          socket = await serveSessionSocket({
+            app: deps.socketApp(),
+            token,
+            adminToken: deps.adminToken,
+            folder: options.socketFolder,
+            maxBodyBytes: deps.maxBodyBytes,
+          });
       } catch (err) {
         await revoke(row.id);
         throw err;

@@ -60,14 +60,22 @@ test("another session's token is refused, in the dialect's shape", async () => {
   const chat = await viaSocket("/v1/chat/completions", { method: "POST", body: chatBody, key: other.token });
   expect(chat.status).toBe(403);
   expect(OpenAiError.parse(await chat.json()).error.code).toBe("permission_denied");
-  const anthropic = await viaSocket("/v1/messages", { method: "POST", body: messagesBody, headers: { "x-api-key": other.token, "anthropic-version": "2023-06-01" } });
+  const anthropic = await viaSocket("/v1/messages", {
+    method: "POST",
+    body: messagesBody,
+    headers: { "x-api-key": other.token, "anthropic-version": "2023-06-01" },
+  });
   expect(anthropic.status).toBe(403);
   expect(AnthropicError.parse(await anthropic.json()).error.type).toBe("permission_error");
   const responses = await viaSocket("/v1/responses", { method: "POST", body: JSON.stringify({ model: "m", input: "hi" }), key: other.token });
   expect(responses.status).toBe(403);
   OpenAiError.parse(await responses.json());
   // The same token works over the gateway's TCP listener: the socket, not the token, refuses.
-  const tcp = await fetch(`${stack.gateway.url}/v1/chat/completions`, { method: "POST", body: chatBody, headers: { authorization: `Bearer ${other.token}`, "content-type": "application/json" } });
+  const tcp = await fetch(`${stack.gateway.url}/v1/chat/completions`, {
+    method: "POST",
+    body: chatBody,
+    headers: { authorization: `Bearer ${other.token}`, "content-type": "application/json" },
+  });
   expect(tcp.status).toBe(200);
   expect((await stack.calls(mine.id)).length).toBe(1);
 }, 60_000);
@@ -105,7 +113,11 @@ test("closing the session closes its socket and revokes its token", async () => 
   await session.close();
   expect(existsSync(join(folder, "gateway.sock"))).toBe(false);
   await rm(folder, { recursive: true, force: true });
-  const tcp = await fetch(`${stack.gateway.url}/v1/chat/completions`, { method: "POST", body: chatBody, headers: { authorization: `Bearer ${session.token}`, "content-type": "application/json" } });
+  const tcp = await fetch(`${stack.gateway.url}/v1/chat/completions`, {
+    method: "POST",
+    body: chatBody,
+    headers: { authorization: `Bearer ${session.token}`, "content-type": "application/json" },
+  });
   expect(tcp.status).toBe(401);
   await session.close(); // idempotent
 });

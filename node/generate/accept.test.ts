@@ -66,7 +66,7 @@ describe("--accept expressions", () => {
   test("errors name the problem: unknown fields, type mismatches, syntax, non-boolean results", () => {
     expect(error("rewrd >= 1")).toContain('unknown field "rewrd"');
     expect(error('reward >= "1"')).toContain('">=" compares numbers, not a string');
-    expect(error('status == 1')).toContain("cannot compare a string with a number");
+    expect(error("status == 1")).toContain("cannot compare a string with a number");
     expect(error("reward >=")).toContain("expected a value");
     expect(error("reward >= 1 )")).toContain('unexpected ")"');
     expect(error("(reward >= 1")).toContain('expected ")"');
@@ -77,7 +77,13 @@ describe("--accept expressions", () => {
 
   test("no code runs: JavaScript in the expression is a syntax error, not evaluated", () => {
     const g = globalThis as { polarAcceptRan?: boolean };
-    for (const expr of ["globalThis.polarAcceptRan = true", "reward >= 1; process.exit(1)", "(() => 1)()", "constructor.constructor('return 1')()", "reward >= 1 + 1"]) {
+    for (const expr of [
+      "globalThis.polarAcceptRan = true",
+      "reward >= 1; process.exit(1)",
+      "(() => 1)()",
+      "constructor.constructor('return 1')()",
+      "reward >= 1 + 1",
+    ]) {
       expect(() => parseAccept(expr)).toThrow(AcceptError);
     }
     expect(g.polarAcceptRan).toBeUndefined();

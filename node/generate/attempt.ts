@@ -99,7 +99,15 @@ export function buildAttempt(result: SessionResult, recorded: readonly RecordedC
   const timedOut = agent?.timed_out === true;
   const failureCause = (result.metadata.failure as { cause?: unknown } | undefined)?.cause;
   const failure =
-    result.status !== "COMPLETED" ? (typeof failureCause === "string" ? failureCause : result.status.toLowerCase()) : timedOut ? "agent_timeout" : reward === null ? "no_reward" : null;
+    result.status !== "COMPLETED"
+      ? typeof failureCause === "string"
+        ? failureCause
+        : result.status.toLowerCase()
+      : timedOut
+        ? "agent_timeout"
+        : reward === null
+          ? "no_reward"
+          : null;
   const facts: AcceptFacts = {
     reward,
     status: result.status,
@@ -118,7 +126,10 @@ export function buildAttempt(result: SessionResult, recorded: readonly RecordedC
     "pass_to_pass.passed": evaluation?.pass_to_pass?.passed ?? null,
     "pass_to_pass.total": evaluation?.pass_to_pass?.total ?? null,
   };
-  const engineTokens = calls.reduce((sum, c) => ({ prompt: sum.prompt + c.response.usage.prompt_tokens, completion: sum.completion + c.response.usage.completion_tokens }), { prompt: 0, completion: 0 });
+  const engineTokens = calls.reduce(
+    (sum, c) => ({ prompt: sum.prompt + c.response.usage.prompt_tokens, completion: sum.completion + c.response.usage.completion_tokens }),
+    { prompt: 0, completion: 0 },
+  );
   return {
     rows,
     facts,

@@ -56,11 +56,18 @@ describe("chat view", () => {
     expect(threadMessages(threads[0]!)).toEqual([
       { role: "system", content: "You are an agent." },
       { role: "user", content: "Fix the bug." },
-      { role: "assistant", content: "Looking.", reasoning_content: "read first", tool_calls: [{ id: "toolu_call_1", type: "function", function: { name: "bash", arguments: '{"command":"cat a.py"}' } }] },
+      {
+        role: "assistant",
+        content: "Looking.",
+        reasoning_content: "read first",
+        tool_calls: [{ id: "toolu_call_1", type: "function", function: { name: "bash", arguments: '{"command":"cat a.py"}' } }],
+      },
       { role: "tool", content: "print(1)", tool_call_id: "toolu_call_1" },
       { role: "assistant", content: "Done.", reasoning_content: "all good" },
     ]);
-    expect(chatTools(calls[0]!.request.tools)).toEqual([{ type: "function", function: { name: "bash", description: "run", parameters: TOOLS[0]!.parameters } }]);
+    expect(chatTools(calls[0]!.request.tools)).toEqual([
+      { type: "function", function: { name: "bash", description: "run", parameters: TOOLS[0]!.parameters } },
+    ]);
   });
 
   test("a sub-agent's calls between the main agent's, and a compacted history, are threads of their own", () => {

@@ -81,5 +81,8 @@ export function threadMessages(thread: readonly AnsweredCall[]): ChatMessage[] {
 }
 
 export function chatTools(tools: readonly Tool[]): ChatTool[] {
-  return tools.map((t) => ({ type: "function", function: { name: t.name, ...(t.description !== undefined && { description: t.description }), parameters: t.parameters } }));
+  return tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, ...(t.description !== undefined && { description: t.description }), parameters: t.parameters },
+  }));
 }

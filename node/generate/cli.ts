@@ -13,14 +13,33 @@ import { MOCK_ENGINE, runGenerate } from "./run.ts";
 const DEFAULT_ACCEPT = "reward >= 1";
 const FLAGS: FlagSpecs = {
   tasks: { type: "string", help: "task file (JSONL), e.g. tasks/exercism-python/tasks.jsonl" },
-  harness: { type: "string", help: `harness: ${HARNESS_KINDS.filter((h) => h !== "command").join(", ")} (or Polar's names: claude_code, qwen_code, mini_swe_agent)`, default: "mini" },
+  harness: {
+    type: "string",
+    help: `harness: ${HARNESS_KINDS.filter((h) => h !== "command").join(", ")} (or Polar's names: claude_code, qwen_code, mini_swe_agent)`,
+    default: "mini",
+  },
   samples: { type: "string", help: "samples per task", default: "1" },
-  engine: { type: "string", help: `endpoint base URL (no /v1), or "${MOCK_ENGINE}" for the built-in mock engine with its task-solving policy`, default: MOCK_ENGINE },
-  backend: { type: "string", help: `how to talk to it: ${BACKEND_KINDS.join(" | ")} (openai and anthropic return no token ids: rows get the chat view only)`, default: "vllm" },
+  engine: {
+    type: "string",
+    help: `endpoint base URL (no /v1), or "${MOCK_ENGINE}" for the built-in mock engine with its task-solving policy`,
+    default: MOCK_ENGINE,
+  },
+  backend: {
+    type: "string",
+    help: `how to talk to it: ${BACKEND_KINDS.join(" | ")} (openai and anthropic return no token ids: rows get the chat view only)`,
+    default: "vllm",
+  },
   model: { type: "string", help: "model name sent to the endpoint (default: the one model it lists)" },
-  accept: { type: "string", help: `which attempts become rows, e.g. 'reward >= 1 && turns <= 30' (fields: ${Object.keys(ACCEPT_FIELDS).join(", ")})`, default: DEFAULT_ACCEPT },
+  accept: {
+    type: "string",
+    help: `which attempts become rows, e.g. 'reward >= 1 && turns <= 30' (fields: ${Object.keys(ACCEPT_FIELDS).join(", ")})`,
+    default: DEFAULT_ACCEPT,
+  },
   out: { type: "string", help: `output folder: ${TRAJECTORIES_FILE}, ${ATTEMPTS_FILE}, ${SUMMARY_FILE}; rerun the same command to resume` },
-  dedup: { type: "string", help: "drop accepted attempts of a task nearly identical to an earlier one: Jaccard threshold of their assistant turns' word 3-grams, e.g. 0.9 (1: identical only)" },
+  dedup: {
+    type: "string",
+    help: "drop accepted attempts of a task nearly identical to an earlier one: Jaccard threshold of their assistant turns' word 3-grams, e.g. 0.9 (1: identical only)",
+  },
   runtime: { type: "string", help: `sandbox runtime: ${runtimeChoices()}`, default: DEFAULT_RUNTIME },
   concurrency: { type: "string", help: "harnesses running at once", default: "4" },
   only: { type: "string", help: "comma-separated task ids (default: every task of the file)" },
@@ -30,14 +49,18 @@ const FLAGS: FlagSpecs = {
   "mock-success-probability": { type: "string", help: "with --engine mock: share of sessions that apply the gold patch", default: "0.5" },
   "mock-seed": { type: "string", help: "with --engine mock: the policy's seed", default: "0" },
 };
-const SUMMARY = "offline trajectories and SFT data: rollouts through the node's pipeline against any OpenAI- or Anthropic-compatible endpoint (or the mock engine), accepted ones written as chat + token rows";
+const SUMMARY =
+  "offline trajectories and SFT data: rollouts through the node's pipeline against any OpenAI- or Anthropic-compatible endpoint (or the mock engine), accepted ones written as chat + token rows";
 
 export async function runGenerateCli(argv: string[]): Promise<void> {
   const flags = parseFlags("generate", SUMMARY, FLAGS, argv);
   if (!flags) return;
   const tasksFile = stringFlag(flags, "tasks");
   const out = stringFlag(flags, "out");
-  if (!tasksFile || !out) throw new UsageError("usage: polar generate --tasks FILE --out DIR [--harness H] [--samples K] [--engine URL|mock] [--backend openai|vllm|sglang|anthropic] [--accept EXPR]");
+  if (!tasksFile || !out)
+    throw new UsageError(
+      "usage: polar generate --tasks FILE --out DIR [--harness H] [--samples K] [--engine URL|mock] [--backend openai|vllm|sglang|anthropic] [--accept EXPR]",
+    );
   const accept = stringFlag(flags, "accept") ?? DEFAULT_ACCEPT;
   try {
     parseAccept(accept);
@@ -72,7 +95,10 @@ export async function runGenerateCli(argv: string[]): Promise<void> {
       runtime: oneOf(flags, "runtime", RUNTIME_BACKENDS) ?? DEFAULT_RUNTIME,
       concurrency,
       dedup: dedupRaw ?? null,
-      only: stringFlag(flags, "only")?.split(",").map((s) => s.trim()).filter(Boolean),
+      only: stringFlag(flags, "only")
+        ?.split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
       maxTokensCap: intFlag(flags, "max-tokens-cap"),
       temperature: numberFlag(flags, "temperature"),
       timeoutSeconds: numberFlag(flags, "timeout-seconds") ?? 600,

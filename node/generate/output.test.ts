@@ -12,7 +12,16 @@ import { ATTEMPTS_FILE, GenerateOutput, readRows, SETTINGS_FILE, TRAJECTORIES_FI
 const tmp = mkdtempSync(join(tmpdir(), "polar-genout-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const SETTINGS: GenerateSettings = { tasks_file: "/t.jsonl", tasks_sha256: "abc", harness: "mini", model: "m", backend: "vllm", engine: "mock", accept: "reward >= 1", dedup: null };
+const SETTINGS: GenerateSettings = {
+  tasks_file: "/t.jsonl",
+  tasks_sha256: "abc",
+  harness: "mini",
+  model: "m",
+  backend: "vllm",
+  engine: "mock",
+  accept: "reward >= 1",
+  dedup: null,
+};
 
 function attempt(taskId: string, sample: number, outcome: GenerateAttempt["outcome"], rows: number): GenerateAttempt {
   return {
@@ -39,7 +48,10 @@ function row(a: GenerateAttempt, index: number): GeneratedTrace {
     sample_index: a.sample_index,
     trace_index: index,
     trace_count: a.rows,
-    messages: [{ role: "user", content: "hi" }, { role: "assistant", content: `answer ${index}` }],
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: `answer ${index}` },
+    ],
     tools: [],
     finish_reason: "stop",
     reward: a.reward,

@@ -75,7 +75,10 @@ export class GenerateOutput {
         const before = GenerateSettings.parse(JSON.parse(readFileSync(settingsPath, "utf8")));
         const differs = (Object.keys(settings) as (keyof GenerateSettings)[]).filter((k) => k !== "tasks_file" && before[k] !== settings[k]);
         if (differs.length > 0) {
-          throw new PolarError("conflict", `${dir} holds a run with other settings (${differs.map((k) => `${k}: ${JSON.stringify(before[k])} there, ${JSON.stringify(settings[k])} now`).join("; ")}); resume it with the same settings or use another --out`);
+          throw new PolarError(
+            "conflict",
+            `${dir} holds a run with other settings (${differs.map((k) => `${k}: ${JSON.stringify(before[k])} there, ${JSON.stringify(settings[k])} now`).join("; ")}); resume it with the same settings or use another --out`,
+          );
         }
       } else writeFileSync(settingsPath, `${JSON.stringify(settings, null, 2)}\n`);
 
@@ -84,7 +87,11 @@ export class GenerateOutput {
       // One line per task × sample: a repeat (never written by us) keeps the first.
       const seen = new Set<string>();
       const attempts = ledger.items.filter((a) => !seen.has(key(a.task_id, a.sample_index)) && seen.add(key(a.task_id, a.sample_index)));
-      if (ledger.torn || attempts.length !== ledger.items.length) rewrite(ledgerPath, attempts.map((a) => JSON.stringify(a)));
+      if (ledger.torn || attempts.length !== ledger.items.length)
+        rewrite(
+          ledgerPath,
+          attempts.map((a) => JSON.stringify(a)),
+        );
       const output = new GenerateOutput(dir, attempts);
 
       const rowsPath = join(dir, TRAJECTORIES_FILE);
@@ -112,7 +119,8 @@ export class GenerateOutput {
 
   /** The attempt's rows, then its ledger line (a kill in between leaves rows the next open drops). */
   record(attempt: GenerateAttempt, rows: readonly GeneratedTrace[]): void {
-    if (this.isDone(attempt.task_id, attempt.sample_index)) throw new PolarError("internal", `attempt ${attempt.task_id}/${attempt.sample_index} recorded twice`);
+    if (this.isDone(attempt.task_id, attempt.sample_index))
+      throw new PolarError("internal", `attempt ${attempt.task_id}/${attempt.sample_index} recorded twice`);
     if (rows.length > 0) appendDurably(join(this.dir, TRAJECTORIES_FILE), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
     appendDurably(join(this.dir, ATTEMPTS_FILE), `${JSON.stringify(attempt)}\n`);
     this.done.set(key(attempt.task_id, attempt.sample_index), attempt);
@@ -132,7 +140,7 @@ function appendDurably(path: string, text: string): void {
   const fd = openSync(path, "a");
   try {
     const bytes = Buffer.from(text);
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -22,7 +22,10 @@ export function compact(n: number): string {
 const percent = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : "-");
 
 /** Totals over the ledger. */
-export function summarize(attempts: readonly GenerateAttempt[], extra: { tasks: number; samples: number; resumedAttempts: number; wallTimeS: number }): GenerateSummary {
+export function summarize(
+  attempts: readonly GenerateAttempt[],
+  extra: { tasks: number; samples: number; resumedAttempts: number; wallTimeS: number },
+): GenerateSummary {
   const accepted = attempts.filter((a) => a.outcome === "accepted");
   const known = accepted.filter((a) => a.tokens !== undefined);
   const failures: Record<string, number> = {};
@@ -35,7 +38,10 @@ export function summarize(attempts: readonly GenerateAttempt[], extra: { tasks: 
     acceptance_rate: attempts.length > 0 ? accepted.length / attempts.length : null,
     rows: accepted.reduce((n, a) => n + a.rows, 0),
     tokens_per_accepted_trajectory: known.length > 0 ? known.reduce((n, a) => n + a.tokens!, 0) / known.length : null,
-    engine_tokens: attempts.reduce((t, a) => ({ prompt: t.prompt + a.engine_tokens.prompt, completion: t.completion + a.engine_tokens.completion }), { prompt: 0, completion: 0 }),
+    engine_tokens: attempts.reduce((t, a) => ({ prompt: t.prompt + a.engine_tokens.prompt, completion: t.completion + a.engine_tokens.completion }), {
+      prompt: 0,
+      completion: 0,
+    }),
     resumed_attempts: extra.resumedAttempts,
     wall_time_s: extra.wallTimeS,
     failures_by_kind: Object.fromEntries(Object.entries(failures).sort((a, b) => b[1] - a[1])),
@@ -44,7 +50,10 @@ export function summarize(attempts: readonly GenerateAttempt[], extra: { tasks: 
 }
 
 export function formatSummary(s: GenerateSummary): string {
-  const failures = Object.entries(s.failures_by_kind).map(([kind, n]) => `${kind} ${n}`).join(", ") || "none";
+  const failures =
+    Object.entries(s.failures_by_kind)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(", ") || "none";
   return [
     `attempted      ${s.attempted} of ${s.tasks} tasks × ${s.samples} samples${s.resumed_attempts ? ` (${s.resumed_attempts} from an earlier run)` : ""}${s.remaining ? `, ${s.remaining} not run` : ""}`,
     `accepted       ${s.accepted} (${percent(s.accepted, s.attempted)}), ${s.rows} rows`,

@@ -79,9 +79,19 @@ function harnessVersion(kind: HarnessKind): string | null {
 
 async function pickModel(options: GenerateOptions, url: string): Promise<string> {
   if (options.model) return options.model;
-  const models = await createBackend(options.backend, { urls: [url], retries: 0, timeoutMs: 30_000, ...(options.apiKey ? { apiKey: options.apiKey } : {}) }).listModels();
+  const models = await createBackend(options.backend, {
+    urls: [url],
+    retries: 0,
+    timeoutMs: 30_000,
+    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+  }).listModels();
   if (models.length === 1) return models[0]!;
-  throw new PolarError("bad_request", models.length === 0 ? `${url} lists no models: name one with --model` : `${url} serves ${models.length} models (${models.slice(0, 5).join(", ")}${models.length > 5 ? ", …" : ""}): name one with --model`);
+  throw new PolarError(
+    "bad_request",
+    models.length === 0
+      ? `${url} lists no models: name one with --model`
+      : `${url} serves ${models.length} models (${models.slice(0, 5).join(", ")}${models.length > 5 ? ", …" : ""}): name one with --model`,
+  );
 }
 
 export async function runGenerate(options: GenerateOptions): Promise<GenerateSummary> {
@@ -91,10 +101,12 @@ export async function runGenerate(options: GenerateOptions): Promise<GenerateSum
   const kind = harnessKind(options.harness);
   if (!kind) throw new PolarError("bad_request", `unknown harness "${options.harness}"`);
   const cli = PINNED[kind];
-  if (cli && !existsSync(pinnedBinary(cli))) throw new PolarError("bad_request", `the ${kind} CLI is not installed (${pinnedBinary(cli)}); run scripts/install-harnesses.sh`);
+  if (cli && !existsSync(pinnedBinary(cli)))
+    throw new PolarError("bad_request", `the ${kind} CLI is not installed (${pinnedBinary(cli)}); run scripts/install-harnesses.sh`);
   const tasksFile = resolve(options.tasksFile);
   const loaded = await loadTaskFile(tasksFile);
-  if (loaded.issues.length > 0) throw new PolarError("bad_request", `${tasksFile}: ${loaded.issues.map((i) => `line ${i.line}${i.field ? ` ${i.field}` : ""}: ${i.message}`).join("; ")}`);
+  if (loaded.issues.length > 0)
+    throw new PolarError("bad_request", `${tasksFile}: ${loaded.issues.map((i) => `line ${i.line}${i.field ? ` ${i.field}` : ""}: ${i.message}`).join("; ")}`);
   const unknown = (options.only ?? []).filter((id) => !loaded.tasks.some((t) => t.task_id === id));
   if (unknown.length > 0) throw new PolarError("bad_request", `--only: no task ${unknown.join(", ")} in ${tasksFile}`);
   const taskIds = loaded.tasks.map((t) => t.task_id).filter((id) => !options.only || options.only.includes(id));
@@ -137,7 +149,9 @@ export async function runGenerate(options: GenerateOptions): Promise<GenerateSum
     const total = taskIds.length * options.samples;
     const progress = new Progress(total, ours(), options.progress?.write, options.progress?.tty);
     const todo = pending.reduce((n, p) => n + p.samples.length, 0);
-    log(`${taskIds.length} tasks × ${options.samples} samples, ${todo} to run${resumed ? ` (${resumed} attempts already in ${options.out})` : ""} · harness ${kind} · ${options.backend} ${options.engine === MOCK_ENGINE ? `mock engine ${engineUrl}` : engineUrl} · model ${model} · accept ${rule.source}`);
+    log(
+      `${taskIds.length} tasks × ${options.samples} samples, ${todo} to run${resumed ? ` (${resumed} attempts already in ${options.out})` : ""} · harness ${kind} · ${options.backend} ${options.engine === MOCK_ENGINE ? `mock engine ${engineUrl}` : engineUrl} · model ${model} · accept ${rule.source}`,
+    );
 
     if (todo > 0) {
       const adminToken = randomBytes(24).toString("hex");
@@ -155,7 +169,12 @@ export async function runGenerate(options: GenerateOptions): Promise<GenerateSum
           runtime: options.runtime,
           engine: { backend: options.backend, urls: [engineUrl], model, ...(options.apiKey ? { api_key: options.apiKey } : {}) },
           sampling: { ...(cap !== undefined && { max_tokens_cap: cap }), ...(options.temperature !== undefined && { temperature: options.temperature }) },
-          workers: { init: Math.min(4, options.concurrency), run: options.concurrency, postrun: Math.max(2, Math.ceil(options.concurrency / 2)), ready_backlog: options.concurrency },
+          workers: {
+            init: Math.min(4, options.concurrency),
+            run: options.concurrency,
+            postrun: Math.max(2, Math.ceil(options.concurrency / 2)),
+            ready_backlog: options.concurrency,
+          },
           tasks: tasksFile,
         }),
       );
@@ -194,7 +213,13 @@ export async function runGenerate(options: GenerateOptions): Promise<GenerateSum
 }
 
 /** Submits tasks a window at a time and hands each new result (with its calls) to `onResult` until all are in or the signal aborts. */
-async function drive(node: RunningNode, adminToken: string, pending: Pending[], options: GenerateOptions, onResult: (result: SessionResult, sample: number, calls: RecordedCall[]) => void): Promise<void> {
+async function drive(
+  node: RunningNode,
+  adminToken: string,
+  pending: Pending[],
+  options: GenerateOptions,
+  onResult: (result: SessionResult, sample: number, calls: RecordedCall[]) => void,
+): Promise<void> {
   const admin = { authorization: `Bearer ${adminToken}` };
   const window = Math.max(2, options.concurrency * 2);
   const inFlight = () => pending.filter((p) => p.submitted && !p.finished).reduce((n, p) => n + p.samples.length - p.seen.size, 0);
@@ -248,7 +273,8 @@ async function drive(node: RunningNode, adminToken: string, pending: Pending[], 
       await Bun.sleep(POLL_MS);
     }
     // Interrupted: what is running is cancelled; its samples stay missing from the ledger and run on resume.
-    for (const p of pending.filter((x) => x.submitted && !x.finished)) await fetch(`${node.url}/rollout/task/${encodeURIComponent(p.taskId)}`, { method: "DELETE", headers: admin });
+    for (const p of pending.filter((x) => x.submitted && !x.finished))
+      await fetch(`${node.url}/rollout/task/${encodeURIComponent(p.taskId)}`, { method: "DELETE", headers: admin });
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }

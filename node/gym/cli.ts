@@ -48,7 +48,8 @@ async function runRowsCli(argv: string[]): Promise<void> {
   const only = new Set(listFlag(flags, "only"));
   const chosen = loaded.tasks.filter((t) => only.size === 0 || only.has(t.task_id));
   const scored = chosen.filter((t) => (t.evaluator?.strategy ?? "none") !== "none");
-  if (scored.length < chosen.length) console.error(`polar gym rows: ${chosen.length - scored.length} task(s) without an evaluator left out (a Gym rollout needs a reward)`);
+  if (scored.length < chosen.length)
+    console.error(`polar gym rows: ${chosen.length - scored.length} task(s) without an evaluator left out (a Gym rollout needs a reward)`);
   process.stdout.write(gymDatasetJsonl(scored, stringFlag(flags, "agent") ?? "polar_agent"));
 }
 

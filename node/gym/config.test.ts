@@ -48,7 +48,11 @@ describe("settings from Gym's environment", () => {
     const s = settingsFromGymEnvironment({ NEMO_GYM_CONFIG_DICT: GLOBAL_YAML, NEMO_GYM_CONFIG_PATH: "polar_agent" });
     expect(s.agent).toMatchObject({ host: "10.0.0.5", port: 12345, harness: "qwen-code", harness_settings: { max_turns: 40 }, model: "Qwen/Qwen3-4B" });
     expect(s.agent.trajectory_strategy).toBe("template-aware");
-    expect(s.node).toEqual({ runtime: "docker", workers: { run: 16 }, engine: { urls: ["http://10.0.0.5:8000", "http://10.0.0.6:8000"], model: "Qwen/Qwen3-4B" } });
+    expect(s.node).toEqual({
+      runtime: "docker",
+      workers: { run: 16 },
+      engine: { urls: ["http://10.0.0.5:8000", "http://10.0.0.6:8000"], model: "Qwen/Qwen3-4B" },
+    });
   });
 
   test("without model_server: the top-level policy_base_url and policy_model_name", () => {
@@ -58,7 +62,10 @@ describe("settings from Gym's environment", () => {
   });
 
   test("flag overrides win over the block", () => {
-    const s = settingsFromGymEnvironment({ NEMO_GYM_CONFIG_DICT: GLOBAL_YAML, NEMO_GYM_CONFIG_PATH: "polar_agent" }, { port: 1, node: { engine: { urls: ["http://127.0.0.1:9000"] } } });
+    const s = settingsFromGymEnvironment(
+      { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML, NEMO_GYM_CONFIG_PATH: "polar_agent" },
+      { port: 1, node: { engine: { urls: ["http://127.0.0.1:9000"] } } },
+    );
     expect(s.agent.port).toBe(1);
     expect((s.node.engine as { urls: string[] }).urls).toEqual(["http://127.0.0.1:9000"]);
   });
@@ -68,9 +75,24 @@ describe("settings from Gym's environment", () => {
     ["no NEMO_GYM_CONFIG_PATH", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML }, "NEMO_GYM_CONFIG_PATH is not set"],
     ["a block name that is not there", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML, NEMO_GYM_CONFIG_PATH: "other" }, "no agent block at other"],
     ["YAML that does not parse", { NEMO_GYM_CONFIG_DICT: "a: [1,\n", NEMO_GYM_CONFIG_PATH: "polar_agent" }, "not valid YAML"],
-    ["a typo in a Polar setting", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace("harness: qwen-code", "harnes: qwen-code"), NEMO_GYM_CONFIG_PATH: "polar_agent" }, "harnes"],
-    ["no policy endpoint", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace(/policy_base_url:\n- .*\n- .*\n/, "").replace(/      base_url: .*\n/, ""), NEMO_GYM_CONFIG_PATH: "polar_agent" }, "no policy endpoint"],
-    ["an unknown harness", { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace("harness: qwen-code", "harness: copilot"), NEMO_GYM_CONFIG_PATH: "polar_agent" }, "harness"],
+    [
+      "a typo in a Polar setting",
+      { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace("harness: qwen-code", "harnes: qwen-code"), NEMO_GYM_CONFIG_PATH: "polar_agent" },
+      "harnes",
+    ],
+    [
+      "no policy endpoint",
+      {
+        NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace(/policy_base_url:\n- .*\n- .*\n/, "").replace(/      base_url: .*\n/, ""),
+        NEMO_GYM_CONFIG_PATH: "polar_agent",
+      },
+      "no policy endpoint",
+    ],
+    [
+      "an unknown harness",
+      { NEMO_GYM_CONFIG_DICT: GLOBAL_YAML.replace("harness: qwen-code", "harness: copilot"), NEMO_GYM_CONFIG_PATH: "polar_agent" },
+      "harness",
+    ],
   ];
   for (const [name, env, message] of refusals) {
     test(`refused: ${name}`, () => {
@@ -92,10 +114,15 @@ describe("settings from Gym's environment", () => {
 
 test("the example configs/polar.yaml is a valid agent block", () => {
   const example = Bun.YAML.parse(readFileSync(EXAMPLE, "utf8")) as Record<string, any>;
-  const s = settingsFromBlock(example.polar_agent.responses_api_agents.polar_agent, { policy_base_url: "http://127.0.0.1:8000/v1", policy_model_name: "m" }, EXAMPLE);
+  const s = settingsFromBlock(
+    example.polar_agent.responses_api_agents.polar_agent,
+    { policy_base_url: "http://127.0.0.1:8000/v1", policy_model_name: "m" },
+    EXAMPLE,
+  );
   expect(s.agent.harness).toBe("mini");
   expect(s.node).toMatchObject({ runtime: "docker", engine: { urls: ["http://127.0.0.1:8000"], model: "m" } });
-  for (const d of example.polar_agent.responses_api_agents.polar_agent.datasets) expect(Object.keys(d).sort()).toEqual(["jsonl_fpath", "license", "name", "type"]);
+  for (const d of example.polar_agent.responses_api_agents.polar_agent.datasets)
+    expect(Object.keys(d).sort()).toEqual(["jsonl_fpath", "license", "name", "type"]);
 });
 
 test("engine base URLs lose a trailing /v1 and slashes", () => {
@@ -108,7 +135,10 @@ test("settings from a file holding one agent block and the policy keys (YAML, JS
   const dir = mkdtempSync(join(tmpdir(), "polar-gym-config-"));
   const yaml = join(dir, "agent.yaml");
   writeFileSync(yaml, "policy_base_url: http://127.0.0.1:8000/v1\npolicy_model_name: m\nharness: pi\nnode:\n  runtime: process\n");
-  expect(settingsFromFile(yaml, { port: 9 })).toMatchObject({ agent: { harness: "pi", model: "m", port: 9 }, node: { runtime: "process", engine: { urls: ["http://127.0.0.1:8000"], model: "m" } } });
+  expect(settingsFromFile(yaml, { port: 9 })).toMatchObject({
+    agent: { harness: "pi", model: "m", port: 9 },
+    node: { runtime: "process", engine: { urls: ["http://127.0.0.1:8000"], model: "m" } },
+  });
   const json = join(dir, "agent.json");
   writeFileSync(json, JSON.stringify({ model: "x", harness: "codex" }));
   expect(settingsFromFile(json).agent).toMatchObject({ model: "x", harness: "codex" });

@@ -52,9 +52,21 @@ export interface GymSettings {
  * BaseResponsesAPIAgentConfig, the catalogue fields); any other unknown key is refused as a typo.
  */
 const GYM_KEYS = new Set([
-  "entrypoint", "domain", "name", "num_workers", "datasets", "model_server", "resources_server",
-  "description", "value", "verified", "verified_url", "license",
-  "skip_verification", "skip_verification_reward", "token_id_capture",
+  "entrypoint",
+  "domain",
+  "name",
+  "num_workers",
+  "datasets",
+  "model_server",
+  "resources_server",
+  "description",
+  "value",
+  "verified",
+  "verified_url",
+  "license",
+  "skip_verification",
+  "skip_verification_reward",
+  "token_id_capture",
 ]);
 
 const ServerRef = z.looseObject({ type: z.string(), name: z.string() });
@@ -64,7 +76,9 @@ const AgentBlock = z.looseObject({
 });
 
 function settingsError(where: string, issues: z.core.$ZodIssue[]): PolarError {
-  const lines = issues.map((i) => `${[...i.path].join(".") || "(block)"}: ${i.code === "unrecognized_keys" ? `unknown setting(s) ${i.keys.join(", ")}` : i.message}`);
+  const lines = issues.map(
+    (i) => `${[...i.path].join(".") || "(block)"}: ${i.code === "unrecognized_keys" ? `unknown setting(s) ${i.keys.join(", ")}` : i.message}`,
+  );
   return new PolarError("bad_request", `invalid Gym agent settings in ${where}:\n  ${lines.join("\n  ")}`);
 }
 
@@ -112,7 +126,12 @@ function policyEndpoint(top: Record<string, unknown>, block: z.infer<typeof Agen
  * One agent block (its own keys, `node:` and the engine) into settings; `top` is the whole Gym
  * config; `overrides` (same shape as the block, e.g. from flags) win over the block.
  */
-export function settingsFromBlock(raw: Record<string, unknown>, top: Record<string, unknown>, where: string, overrides: Record<string, unknown> = {}): GymSettings {
+export function settingsFromBlock(
+  raw: Record<string, unknown>,
+  top: Record<string, unknown>,
+  where: string,
+  overrides: Record<string, unknown> = {},
+): GymSettings {
   const block = mergeLayers(raw, overrides);
   const parsedBlock = AgentBlock.safeParse(block);
   if (!parsedBlock.success) throw settingsError(where, parsedBlock.error.issues);
@@ -152,7 +171,10 @@ export function settingsFromGymEnvironment(env: Record<string, string | undefine
   }
   const settings = settingsFromBlock(block as Record<string, unknown>, top as Record<string, unknown>, `NEMO_GYM_CONFIG_DICT at ${path}`, overrides);
   if ((settings.node.engine as { urls?: unknown }).urls === undefined) {
-    throw new PolarError("bad_request", `NEMO_GYM_CONFIG_DICT names no policy endpoint: set policy_base_url (NeMo RL sets it), a model_server with a base_url in ${path}, or node.engine.urls`);
+    throw new PolarError(
+      "bad_request",
+      `NEMO_GYM_CONFIG_DICT names no policy endpoint: set policy_base_url (NeMo RL sets it), a model_server with a base_url in ${path}, or node.engine.urls`,
+    );
   }
   return settings;
 }
@@ -172,7 +194,8 @@ export function settingsFromFile(path: string, overrides: Record<string, unknown
   } catch (err) {
     throw new PolarError("bad_request", `config file ${path}: ${(err as Error).message}`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new PolarError("bad_request", `config file ${path}: expected a mapping of settings`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new PolarError("bad_request", `config file ${path}: expected a mapping of settings`);
   const { policy_base_url: url, policy_model_name: model, ...block } = parsed as Record<string, unknown>;
   return settingsFromBlock(block, { policy_base_url: url, policy_model_name: model }, path, overrides);
 }

@@ -11,9 +11,17 @@ const EXAMPLE = resolve(import.meta.dir, "../../integrations/nemo_gym/data/examp
 test("the committed example dataset is `polar gym rows` of four bundled tasks, and each row resolves to its task", async () => {
   const catalog = await loadTaskCatalog(BUNDLED_TASKS_FILE);
   const text = readFileSync(EXAMPLE, "utf8");
-  const ids = text.trim().split("\n").map((line) => (JSON.parse(line) as { instance_id: string }).instance_id);
+  const ids = text
+    .trim()
+    .split("\n")
+    .map((line) => (JSON.parse(line) as { instance_id: string }).instance_id);
   expect(ids).toHaveLength(4);
-  expect(text).toBe(gymDatasetJsonl(ids.map((id) => catalog.get(id)!), "polar_agent"));
+  expect(text).toBe(
+    gymDatasetJsonl(
+      ids.map((id) => catalog.get(id)!),
+      "polar_agent",
+    ),
+  );
   for (const line of text.trim().split("\n")) {
     const row = GymRunRequest.parse(JSON.parse(line));
     const resolved = resolveTask(row, (id) => catalog.get(id));

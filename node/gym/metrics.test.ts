@@ -29,7 +29,14 @@ test("mean reward, pass rate per task over real rewards, masked rollouts and fai
   expect(t0).toMatchObject({ _ng_task_index: 0, num_rollouts: 4, num_masked: 1, "mean/reward": 0.5, "failures/polar:prepare": 1 });
   expect(t0!.pass_rate).toBeCloseTo(2 / 3, 12);
   expect(t1).toMatchObject({ _ng_task_index: 1, num_rollouts: 2, pass_rate: 0, "failures/agent_timeout": 1 });
-  expect(metrics.agent_metrics).toMatchObject({ num_rollouts: 6, num_tasks: 2, num_masked: 1, "failures/polar:prepare": 1, "failures/agent_timeout": 1, "pass@k": 0.5 });
+  expect(metrics.agent_metrics).toMatchObject({
+    num_rollouts: 6,
+    num_tasks: 2,
+    num_masked: 1,
+    "failures/polar:prepare": 1,
+    "failures/agent_timeout": 1,
+    "pass@k": 0.5,
+  });
   expect(metrics.agent_metrics["mean/reward"]).toBeCloseTo(2 / 6, 12);
   expect(metrics.agent_metrics["mean/unmasked_reward"]).toBeCloseTo(2 / 5, 12);
   expect(metrics.agent_metrics["pass@1"]).toBeCloseTo((2 / 3 + 0) / 2, 12);

@@ -39,7 +39,11 @@ const AgentFacts = z.looseObject({ timed_out: z.boolean().optional() });
 export function failureKindOf(cause: string): GymFailureKind {
   const known = GYM_NAMES[cause];
   if (known) return known;
-  const slug = cause.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^[^a-z]+/, "") || "internal";
+  const slug =
+    cause
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, "_")
+      .replace(/^[^a-z]+/, "") || "internal";
   return `polar:${slug}`;
 }
 
@@ -70,7 +74,9 @@ export function outcomeOf(result: SessionResult, options: { maskAgentTimeout: bo
     };
   }
   const agent = AgentFacts.safeParse(result.metadata.agent);
-  const agentTimedOut = (result.trajectory.metadata.training_filter as { reason?: unknown } | undefined)?.reason === "agent_timeout" || (agent.success && agent.data.timed_out === true);
+  const agentTimedOut =
+    (result.trajectory.metadata.training_filter as { reason?: unknown } | undefined)?.reason === "agent_timeout" ||
+    (agent.success && agent.data.timed_out === true);
   if (agentTimedOut) {
     const limit = options.agentTimeoutSeconds === undefined ? "" : ` of ${options.agentTimeoutSeconds} s`;
     return {
@@ -87,7 +93,17 @@ export function outcomeOf(result: SessionResult, options: { maskAgentTimeout: bo
   }
   if (!rewardGiven) {
     const reason = typeof evaluation?.reason === "string" ? evaluation.reason : "the evaluator gave no reward";
-    return { reward: 0, maskSample: true, failureKind: "verifier_error", failureReason: reason, failureClass: "verifier_error", noPersist: false, responseStatus: "failed", failure: null, rewardGiven: false };
+    return {
+      reward: 0,
+      maskSample: true,
+      failureKind: "verifier_error",
+      failureReason: reason,
+      failureClass: "verifier_error",
+      noPersist: false,
+      responseStatus: "failed",
+      failure: null,
+      rewardGiven: false,
+    };
   }
   return {
     reward: result.metadata.reward as number,

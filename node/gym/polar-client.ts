@@ -52,7 +52,11 @@ export function httpPolarRollouts(baseUrl: string, adminToken: string): PolarRol
   };
   return {
     async submit(request) {
-      const res = await fetch(`${baseUrl}/rollout/task/submit`, { method: "POST", headers: { ...admin, "content-type": "application/json" }, body: JSON.stringify(request) });
+      const res = await fetch(`${baseUrl}/rollout/task/submit`, {
+        method: "POST",
+        headers: { ...admin, "content-type": "application/json" },
+        body: JSON.stringify(request),
+      });
       const body: unknown = await res.json().catch(() => null);
       return res.ok ? { ok: true } : { ok: false, status: res.status, body };
     },

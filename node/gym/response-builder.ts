@@ -45,9 +45,17 @@ function modelItems(call: RecordedCall & { response: NonNullable<RecordedCall["r
   const items: GymOutputItem[] = [];
   if (r.reasoning) items.push({ type: "reasoning", id: `rs_${r.id}`, summary: [{ type: "summary_text", text: r.reasoning }] });
   if (r.content || r.tool_calls.length === 0) {
-    items.push({ type: "message", id: `msg_${r.id}`, role: "assistant", status: r.finish_reason === "length" ? "incomplete" : "completed", content: [{ type: "output_text", text: r.content, annotations: [] }] });
+    items.push({
+      type: "message",
+      id: `msg_${r.id}`,
+      role: "assistant",
+      status: r.finish_reason === "length" ? "incomplete" : "completed",
+      content: [{ type: "output_text", text: r.content, annotations: [] }],
+    });
   }
-  r.tool_calls.forEach((t, i) => items.push({ type: "function_call", id: `fc_${r.id}_${i}`, call_id: harnessCallId(call, t), name: t.name, arguments: t.arguments, status: "completed" }));
+  r.tool_calls.forEach((t, i) =>
+    items.push({ type: "function_call", id: `fc_${r.id}_${i}`, call_id: harnessCallId(call, t), name: t.name, arguments: t.arguments, status: "completed" }),
+  );
   return items;
 }
 
@@ -99,7 +107,13 @@ export function buildResponse(calls: readonly RecordedCall[], trajectory: Trajec
       output,
       parallel_tool_calls: facts.params.parallel_tool_calls ?? true,
       tool_choice: facts.params.tool_choice ?? "auto",
-      tools: (toolsFrom?.request.tools ?? []).map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters, strict: null })),
+      tools: (toolsFrom?.request.tools ?? []).map((t) => ({
+        type: "function",
+        name: t.name,
+        description: t.description ?? null,
+        parameters: t.parameters,
+        strict: null,
+      })),
       usage: {
         input_tokens: input,
         input_tokens_details: { cached_tokens: null },

@@ -24,7 +24,8 @@ export type RunAnswer = { status: 200 | 503; body: GymRunResult } | { status: 42
 
 /** Gym's identity of a rollout (nemo_gym/rollout_correlation.py maybe_rollout_id_from_run_body). */
 export function gymRolloutId(row: GymRunRequest): string | null {
-  let id = row._ng_rollout_id ?? (row._ng_task_index !== undefined && row._ng_rollout_index !== undefined ? `${row._ng_task_index}-${row._ng_rollout_index}` : null);
+  let id =
+    row._ng_rollout_id ?? (row._ng_task_index !== undefined && row._ng_rollout_index !== undefined ? `${row._ng_task_index}-${row._ng_rollout_index}` : null);
   if (id !== null && (row._ng_attempt_index ?? 0) > 0) id = `${id}-a${row._ng_attempt_index}`;
   return id;
 }
@@ -104,7 +105,9 @@ export async function runRow(row: GymRunRequest, deps: RunDeps, signal: AbortSig
       status: result.status,
       reward_given: outcome.rewardGiven,
       evaluation: evaluationSummary(result.metadata.evaluation),
-      agent: agent ? { exit_code: agent.exit_code ?? null, timed_out: agent.timed_out === true || outcome.failureKind === "agent_timeout", error: agent.error ?? null } : null,
+      agent: agent
+        ? { exit_code: agent.exit_code ?? null, timed_out: agent.timed_out === true || outcome.failureKind === "agent_timeout", error: agent.error ?? null }
+        : null,
       failure: outcome.failure,
       timing: result.timing,
       trajectory: sessionId ? built.trajectory : null,

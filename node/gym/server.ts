@@ -29,7 +29,8 @@ export async function startGymAgent(settings: GymSettings, parts: Omit<NodeParts
   const layer = mergeLayers({ port: 0 }, settings.node);
   if (layer.admin_token === undefined) layer.admin_token = process.env.POLAR_ADMIN_TOKEN ?? `adm-${randomBytes(24).toString("base64url")}`;
   // The agent server drives its node with the admin token; the rollout token is for anyone else the operator lets in.
-  if (layer.rollout_token === undefined && layer.open_rollout_api !== true) layer.rollout_token = process.env.POLAR_ROLLOUT_TOKEN ?? `rol-${randomBytes(24).toString("base64url")}`;
+  if (layer.rollout_token === undefined && layer.open_rollout_api !== true)
+    layer.rollout_token = process.env.POLAR_ROLLOUT_TOKEN ?? `rol-${randomBytes(24).toString("base64url")}`;
   const config = parseNodeConfig(layer);
   const base = config.tasks === "" ? TaskCatalog.empty() : await loadTaskCatalog(config.tasks ?? BUNDLED_TASKS_FILE);
   const catalog = new RolloutTaskCatalog(base);
@@ -43,7 +44,13 @@ export async function startGymAgent(settings: GymSettings, parts: Omit<NodeParts
   });
   let server: ReturnType<typeof Bun.serve>;
   try {
-    server = Bun.serve({ hostname: settings.agent.host, port: settings.agent.port, fetch: app.fetch, idleTimeout: 0, maxRequestBodySize: GYM_BODY_LIMITS.maxBytes + 64 * 1024 });
+    server = Bun.serve({
+      hostname: settings.agent.host,
+      port: settings.agent.port,
+      fetch: app.fetch,
+      idleTimeout: 0,
+      maxRequestBodySize: GYM_BODY_LIMITS.maxBytes + 64 * 1024,
+    });
   } catch (err) {
     await node.stop();
     throw err;

@@ -43,7 +43,10 @@ describe("which task", () => {
   test("an inline task takes its instruction from the prompt when it has none; its fields are checked where they are", () => {
     const ok = resolveTask(row({ polar_task: { task_id: "inline", evaluator: { strategy: "session_completed" } } }, "Say hi."), fileTask);
     expect(ok).toMatchObject({ ok: true, instruction: "Say hi.", task: { task_id: "inline", instruction: "Say hi." } });
-    const bad = resolveTask(row({ polar_task: { task_id: "inline", instruction: "x", runtime: { prepare: [{ type: "nope" }] }, evaluator: { strategy: "swe" } } }), fileTask);
+    const bad = resolveTask(
+      row({ polar_task: { task_id: "inline", instruction: "x", runtime: { prepare: [{ type: "nope" }] }, evaluator: { strategy: "swe" } } }),
+      fileTask,
+    );
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.detail[0]!.loc.slice(0, 4)).toEqual(["body", "polar_task", "runtime", "prepare"]);
   });

@@ -39,7 +39,10 @@ export function promptText(row: GymRunRequest): { ok: true; text: string } | Ref
     const loc = ["responses_create_params", "input", i];
     const item = GymInputMessage.safeParse(raw);
     if (!item.success || (raw.type !== undefined && raw.type !== "message")) {
-      return refuse([...loc, "type"], `input items of type "${String(raw.type)}" cannot be given to a harness, which starts the conversation itself; send message items only`);
+      return refuse(
+        [...loc, "type"],
+        `input items of type "${String(raw.type)}" cannot be given to a harness, which starts the conversation itself; send message items only`,
+      );
     }
     const { role, content } = item.data;
     if (role === "assistant") return refuse([...loc, "role"], "assistant turns cannot be replayed into a harness, which starts the conversation itself");
@@ -73,7 +76,11 @@ function namedTaskId(row: GymRunRequest): { key: (string | number)[]; id: string
 function withEvaluator(task: Task, loc: (string | number)[]): Refusal | undefined {
   const name = task.evaluator?.strategy ?? "none";
   if ((EVALUATOR_ALIASES[name] ?? name) === "none") {
-    return refuse([...loc, "evaluator"], `task ${task.task_id} has no evaluator: a Gym rollout needs a real reward (swe, command or session_completed)`, "missing");
+    return refuse(
+      [...loc, "evaluator"],
+      `task ${task.task_id} has no evaluator: a Gym rollout needs a real reward (swe, command or session_completed)`,
+      "missing",
+    );
   }
   return undefined;
 }
@@ -95,7 +102,11 @@ export function resolveTask(row: GymRunRequest, fileTask: (taskId: string) => Ta
 
   const named = namedTaskId(row);
   if (!named) {
-    return refuse([], `the row names no task: give polar_task (an inline task) or one of ${TASK_ID_KEYS.join(", ")} (a task of the node's task file)`, "missing");
+    return refuse(
+      [],
+      `the row names no task: give polar_task (an inline task) or one of ${TASK_ID_KEYS.join(", ")} (a task of the node's task file)`,
+      "missing",
+    );
   }
   const task = fileTask(named.id);
   if (!task) return refuse(named.key, `no task "${named.id}" in the node's task file (polar gym --tasks, or node.tasks in the agent config)`);

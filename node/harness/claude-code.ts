@@ -6,7 +6,6 @@ import { collectStdout, maxRetries, options, polarEnv, runningAsRoot, specBinary
 import { promptArgument } from "./prompt-arg.ts";
 import type { HarnessAdapter, HarnessSpec } from "./types.ts";
 
-
 export function claudeEnv(spec: HarnessSpec, asRoot: boolean): Record<string, string> {
   const env: Record<string, string> = {
     ...polarEnv(spec),

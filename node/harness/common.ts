@@ -76,9 +76,7 @@ export function collectStdout(exit: HarnessExit): HarnessOutcome {
   if (exit.timedOut) return { exitCode: exit.exitCode, finalOutput, error: "harness timed out" };
   if (exit.exitCode === 0) return { exitCode: 0, finalOutput };
   // Some CLIs print API errors on stdout (claude -p), most on stderr: keep the end of both.
-  const detail = [tail(exit.stdout) && `stdout: ${tail(exit.stdout)}`, tail(exit.stderr) && `stderr: ${tail(exit.stderr)}`]
-    .filter(Boolean)
-    .join("\n");
+  const detail = [tail(exit.stdout) && `stdout: ${tail(exit.stdout)}`, tail(exit.stderr) && `stderr: ${tail(exit.stderr)}`].filter(Boolean).join("\n");
   const how = exit.exitCode === null ? "a signal" : `code ${exit.exitCode}`;
   return { exitCode: exit.exitCode, finalOutput, error: `harness exited with ${how}${detail ? `\n${detail}` : ""}` };
 }

@@ -29,7 +29,12 @@ async function commandSpec(script: string, timeoutMs = 30_000): Promise<HarnessS
 }
 
 function parseEnv(text: string): Map<string, string> {
-  return new Map(text.split("\n").filter((line) => line.includes("=")).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
+  return new Map(
+    text
+      .split("\n")
+      .filter((line) => line.includes("="))
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
 }
 
 test("the environment is minimal plus the adapter's, never inherited", async () => {

@@ -12,7 +12,6 @@ const AUTH_TYPE: Record<HarnessDialect, string> = {
   anthropic: "anthropic",
 };
 
-
 export function qwenSettings(spec: HarnessSpec): unknown {
   const opts = options(spec);
   return {

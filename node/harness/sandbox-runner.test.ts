@@ -23,7 +23,11 @@ afterAll(async () => {
 });
 
 async function sandbox(network: "none" | "host" = "none"): Promise<Sandbox> {
-  const created = await runtime.create({ spec: RuntimeSpec.parse({ backend: "process", network }), labels: { node_id: "runner-test" }, mounts: harnessMounts() });
+  const created = await runtime.create({
+    spec: RuntimeSpec.parse({ backend: "process", network }),
+    labels: { node_id: "runner-test" },
+    mounts: harnessMounts(),
+  });
   sandboxes.push(created);
   return created;
 }
@@ -42,7 +46,8 @@ const withConfig: HarnessAdapter = {
 const describeBwrap = findBwrap() || process.env.POLAR_REQUIRE_BWRAP === "1" ? describe : describe.skip;
 describeBwrap("sandbox runner (process runtime)", () => {
   test("the harness gets the bridge URL, a private home and owner-only config", async () => {
-    const script = 'printf "%s\\n" "$OPENAI_BASE_URL" "$ANTHROPIC_BASE_URL" "$HOME" "$PWD"; stat -c %a "$HOME" "$HOME/.tool/config.json"; cat "$HOME/.tool/config.json"';
+    const script =
+      'printf "%s\\n" "$OPENAI_BASE_URL" "$ANTHROPIC_BASE_URL" "$HOME" "$PWD"; stat -c %a "$HOME" "$HOME/.tool/config.json"; cat "$HOME/.tool/config.json"';
     const result = await runInSandbox({
       sandbox: await sandbox(),
       adapter: withConfig,
@@ -97,9 +102,20 @@ describeBwrap("sandbox runner (process runtime)", () => {
 });
 
 test("an unisolated process sandbox refuses to run a harness (its commands would see host paths)", async () => {
-  const plain = await createProcessRuntime({ root, bwrap: null, warn: () => {} }).create({ spec: RuntimeSpec.parse({ backend: "process" }), labels: { node_id: "runner-test" } });
+  const plain = await createProcessRuntime({ root, bwrap: null, warn: () => {} }).create({
+    spec: RuntimeSpec.parse({ backend: "process" }),
+    labels: { node_id: "runner-test" },
+  });
   sandboxes.push(plain);
   expect(plain.isolated).toBe(false);
-  const run = runInSandbox({ sandbox: plain, adapter: getHarness("command"), session, model: "m", instruction: "go", limits: { timeoutMs: 1000 }, options: { argv: ["true"] } });
+  const run = runInSandbox({
+    sandbox: plain,
+    adapter: getHarness("command"),
+    session,
+    model: "m",
+    instruction: "go",
+    limits: { timeoutMs: 1000 },
+    options: { argv: ["true"] },
+  });
   await expect(run).rejects.toThrow(PolarError);
 }, 30_000);

@@ -2,13 +2,7 @@
 // admit, generate, parse reasoning and tool calls — and the OpenAI chat logprobs both return; each
 // API's module only shapes its own answer around it.
 import { parseQwen3Output, type Qwen3Output } from "../tokenizer/qwen3-output.ts";
-import {
-  ChatCompletionRequest,
-  renderOptions,
-  requestedMaxTokens,
-  templateMessages,
-  toolParsingActive,
-} from "./chat-request.ts";
+import { ChatCompletionRequest, renderOptions, requestedMaxTokens, templateMessages, toolParsingActive } from "./chat-request.ts";
 import type { EngineContext } from "./context.ts";
 import { EngineError } from "./engine-error.ts";
 import type { Generation } from "./model.ts";

@@ -43,7 +43,10 @@ export const ChatCompletionRequest = z
     model: z.string().optional(),
     messages: z.array(WireMessage).min(1),
     tools: z.array(WireTool).nullable().optional(),
-    tool_choice: z.union([z.enum(TOOL_CHOICES), z.object({}).passthrough()]).nullable().optional(),
+    tool_choice: z
+      .union([z.enum(TOOL_CHOICES), z.object({}).passthrough()])
+      .nullable()
+      .optional(),
     max_tokens: z.number().int().nullable().optional(),
     max_completion_tokens: z.number().int().nullable().optional(),
     seed: z.number().int().nullable().optional(),
@@ -54,7 +57,10 @@ export const ChatCompletionRequest = z
     stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).passthrough().nullable().optional(),
     add_generation_prompt: z.boolean().optional(),
     chat_template_kwargs: z.record(z.string(), z.unknown()).nullable().optional(),
-    stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+    stop: z
+      .union([z.string(), z.array(z.string())])
+      .nullable()
+      .optional(),
     // vLLM extensions
     return_token_ids: z.boolean().nullable().optional(),
     include_stop_str_in_output: z.boolean().optional(),

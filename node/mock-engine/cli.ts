@@ -20,13 +20,20 @@ const FLAGS: FlagSpecs = {
   seed: { type: "string", help: "engine seed for the pseudo-random logprobs", default: String(DEFAULTS.seed) },
   script: { type: "string", help: 'policy script file {"steps":[{"think"?,"shell"?,"text"?}]}' },
   tasks: { type: "string", help: "task file (JSONL, e.g. tasks/tasks.jsonl): solve its tasks when a prompt holds a problem statement" },
-  "success-probability": { type: "string", help: "chance a task session applies the gold patch (else a wrong fix)", default: String(DEFAULTS.successProbability) },
+  "success-probability": {
+    type: "string",
+    help: "chance a task session applies the gold patch (else a wrong fix)",
+    default: String(DEFAULTS.successProbability),
+  },
   "ttft-ms": { type: "string", help: "delay before the first token", default: String(DEFAULTS.ttftMs) },
   "ms-per-token": { type: "string", help: "delay per generated token", default: String(DEFAULTS.msPerToken) },
   "fail-first": { type: "string", help: "answer HTTP 500 to the first n generation calls", default: String(DEFAULTS.failFirst) },
   "hang-calls": { type: "string", help: "comma-separated call numbers that never answer (e.g. 2,5)" },
   dialect: { type: "string", help: `API to speak: ${ENGINE_APIS.join(" | ")}`, default: DEFAULTS.dialect },
-  trainable: { type: "boolean", help: "task sessions choose solve / mis-solve from trainable logits starting at --success-probability (GET/POST /polar/policy)" },
+  trainable: {
+    type: "boolean",
+    help: "task sessions choose solve / mis-solve from trainable logits starting at --success-probability (GET/POST /polar/policy)",
+  },
   "policy-token": { type: "string", help: "bearer token for POST /polar/policy weight updates (env POLAR_ENGINE_POLICY_TOKEN; needed with --trainable)" },
 };
 

@@ -67,13 +67,26 @@ describe("CLI flags and shell arguments", () => {
   test("shell arguments follow each harness's schema", () => {
     const cmd = "echo hi";
     expect(buildShellArguments({ name: "exec_command", parameters: { properties: { cmd: { type: "string" } }, required: ["cmd"] } }, cmd)).toEqual({ cmd });
-    expect(buildShellArguments({ name: "shell", parameters: { properties: { command: { type: "array" } }, required: ["command"] } }, cmd)).toEqual({ command: ["bash", "-lc", cmd] });
+    expect(buildShellArguments({ name: "shell", parameters: { properties: { command: { type: "array" } }, required: ["command"] } }, cmd)).toEqual({
+      command: ["bash", "-lc", cmd],
+    });
     expect(
       buildShellArguments(
-        { name: "run_shell_command", parameters: { properties: { command: { type: "string" }, description: { type: "string" }, directory: { type: "string" } }, required: ["command", "description"] } },
+        {
+          name: "run_shell_command",
+          parameters: {
+            properties: { command: { type: "string" }, description: { type: "string" }, directory: { type: "string" } },
+            required: ["command", "description"],
+          },
+        },
         cmd,
       ),
     ).toEqual({ command: cmd, description: "Run: echo hi" });
-    expect(buildShellArguments({ name: "bash", parameters: { properties: { command: { type: "string" }, timeout: { type: "number" } }, required: ["command", "timeout"] } }, cmd)).toEqual({ command: cmd, timeout: 60000 });
+    expect(
+      buildShellArguments(
+        { name: "bash", parameters: { properties: { command: { type: "string" }, timeout: { type: "number" } }, required: ["command", "timeout"] } },
+        cmd,
+      ),
+    ).toEqual({ command: cmd, timeout: 60000 });
   });
 });

@@ -19,7 +19,8 @@ function presentsToken(header: string | undefined, token: string): boolean {
 export function mountPolicyRoutes(app: Hono, policy: TrainablePolicy, token: string): void {
   app.get("/polar/policy", () => Response.json(policy.state()));
   app.post("/polar/policy", async (c) => {
-    if (!presentsToken(c.req.header("authorization"), token)) throw new EngineError("unauthorized", "a weight update needs the engine's policy token (Authorization: Bearer …)");
+    if (!presentsToken(c.req.header("authorization"), token))
+      throw new EngineError("unauthorized", "a weight update needs the engine's policy token (Authorization: Bearer …)");
     policy.update(parseBody(PolicyWeights, await readJson(c.req.raw)));
     return Response.json(policy.state());
   });

@@ -3,9 +3,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 
-export const ScriptStep = z
-  .object({ think: z.string().optional(), shell: z.string().optional(), text: z.string().optional() })
-  .strict();
+export const ScriptStep = z.object({ think: z.string().optional(), shell: z.string().optional(), text: z.string().optional() }).strict();
 export type ScriptStep = z.infer<typeof ScriptStep>;
 
 export const Script = z.object({ steps: z.array(ScriptStep) }).strict();

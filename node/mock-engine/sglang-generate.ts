@@ -19,7 +19,10 @@ const GenerateRequest = z
       .object({
         max_new_tokens: z.number().int().nullable().optional(),
         sampling_seed: z.number().int().nullable().optional(),
-        stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+        stop: z
+          .union([z.string(), z.array(z.string())])
+          .nullable()
+          .optional(),
         no_stop_trim: z.boolean().optional(),
       })
       .passthrough()
@@ -50,9 +53,7 @@ export function sglangMetaInfo(ctx: EngineContext, g: Generation, o: MetaInfoOpt
   const meta: Record<string, unknown> = {
     id: o.rid,
     finish_reason:
-      g.finishReason === "stop"
-        ? { type: "stop", matched: g.stopString ?? ctx.model.tokenizer.eosTokenId }
-        : { type: "length", length: g.outputIds.length },
+      g.finishReason === "stop" ? { type: "stop", matched: g.stopString ?? ctx.model.tokenizer.eosTokenId } : { type: "length", length: g.outputIds.length },
     prompt_tokens: o.promptIds.length,
     completion_tokens: g.outputIds.length,
     cached_tokens: 0,

@@ -37,7 +37,13 @@ async function sglangChat(ctx: EngineContext, body: unknown, signal: AbortSignal
   const { request, promptIds, generation: g, parsed } = chat;
   const id = randomHex();
   const created = nowSeconds();
-  const usage = { prompt_tokens: promptIds.length, total_tokens: promptIds.length + g.outputIds.length, completion_tokens: g.outputIds.length, prompt_tokens_details: null, reasoning_tokens: 0 };
+  const usage = {
+    prompt_tokens: promptIds.length,
+    total_tokens: promptIds.length + g.outputIds.length,
+    completion_tokens: g.outputIds.length,
+    prompt_tokens_details: null,
+    reasoning_tokens: 0,
+  };
   const matchedStop = g.finishReason === "stop" ? (g.stopString ?? ctx.model.tokenizer.eosTokenId) : null;
   const toolCalls = parsed.toolCalls.map((c, index) => ({ id: c.id, index, type: "function", function: { name: c.name, arguments: c.arguments } }));
   if (request.stream) return sglangChatStream(ctx, chat, { id, created, usage, matchedStop }, signal);
@@ -93,7 +99,12 @@ function sglangChatStream(
       if (d.reasoning) delta.reasoning_content = d.reasoning;
       if (d.content) delta.content = d.content;
       if (d.toolCalls.length > 0) {
-        delta.tool_calls = d.toolCalls.map(({ index, call }) => ({ index, id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
+        delta.tool_calls = d.toolCalls.map(({ index, call }) => ({
+          index,
+          id: call.id,
+          type: "function",
+          function: { name: call.name, arguments: call.arguments },
+        }));
       }
       if (Object.keys(delta).length === 0 && !last) continue;
       send(chunk([{ index: 0, delta, logprobs: null, finish_reason: last ? chat.finishReason : null, matched_stop: last ? meta.matchedStop : null }]));
@@ -113,13 +124,13 @@ export function sglangApp(ctx: EngineContext): Hono {
   });
   app.get("/health", () => new Response(null, { status: 200 }));
   app.get("/health_generate", () => new Response(null, { status: 200 }));
-  app.get("/get_model_info", () =>
-    Response.json({ model_path: ctx.options.model, tokenizer_path: ctx.model.tokenizer.folder.path, is_generation: true }),
-  );
+  app.get("/get_model_info", () => Response.json({ model_path: ctx.options.model, tokenizer_path: ctx.model.tokenizer.folder.path, is_generation: true }));
   app.get("/v1/models", () =>
     Response.json({
       object: "list",
-      data: [{ id: ctx.options.model, object: "model", created: nowSeconds(), owned_by: "sglang", root: ctx.options.model, max_model_len: ctx.options.maxModelLen }],
+      data: [
+        { id: ctx.options.model, object: "model", created: nowSeconds(), owned_by: "sglang", root: ctx.options.model, max_model_len: ctx.options.maxModelLen },
+      ],
     }),
   );
   app.post("/generate", async (c) => sglangGenerate(ctx, await readJson(c.req.raw), c.req.raw.signal));

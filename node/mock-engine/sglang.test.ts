@@ -4,7 +4,9 @@ import { startMockEngine, type RunningMockEngine } from "./server.ts";
 
 let engine: RunningMockEngine;
 const template = getChatTemplate();
-const tools = [{ type: "function", function: { name: "Bash", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } }];
+const tools = [
+  { type: "function", function: { name: "Bash", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } },
+];
 const messages = [{ role: "user", content: "make out.txt" }];
 
 beforeAll(async () => {
@@ -48,7 +50,9 @@ describe("SGLang dialect", () => {
   test("chat with return_prompt_token_ids + return_meta_info: prompt ids, sampled ids in meta_info, matched_stop None for tool calls", async () => {
     const { json } = await post("/v1/chat/completions", { messages, tools, logprobs: true, return_prompt_token_ids: true, return_meta_info: true });
     const choice = json.choices[0];
-    expect(choice.prompt_token_ids).toEqual(template.renderIds(messages, { tools: [{ type: "function", function: { name: "Bash", description: null, parameters: tools[0]!.function.parameters } }] }));
+    expect(choice.prompt_token_ids).toEqual(
+      template.renderIds(messages, { tools: [{ type: "function", function: { name: "Bash", description: null, parameters: tools[0]!.function.parameters } }] }),
+    );
     const sampled = choice.meta_info.output_token_logprobs.map((t: any[]) => t[1]);
     expect(sampled.at(-1)).toBe(template.tokenizer.eosTokenId);
     expect(choice.meta_info.completion_tokens).toBe(sampled.length);

@@ -29,7 +29,13 @@ const decode = (ids: number[]) => template.tokenizer.decode(ids, { skipSpecialTo
 
 describe("stop strings, vLLM dialect", () => {
   test("chat: output ends at the first stop string, excluded from the text, stop_reason names it", async () => {
-    const { json } = await post(vllm, "/v1/chat/completions", { messages, stop: ["nothing-like-this", "STOP"], return_token_ids: true, logprobs: true, ...noThinking });
+    const { json } = await post(vllm, "/v1/chat/completions", {
+      messages,
+      stop: ["nothing-like-this", "STOP"],
+      return_token_ids: true,
+      logprobs: true,
+      ...noThinking,
+    });
     const choice = json.choices[0];
     expect(choice.message.content).toBe("Alpha beta. ");
     expect(choice.finish_reason).toBe("stop");
@@ -102,7 +108,8 @@ describe("stop strings, vLLM dialect", () => {
 
 describe("stop strings, SGLang dialect", () => {
   test("chat: matched_stop is the stop string; no_stop_trim keeps it", async () => {
-    const trimmed = (await post(sglang, "/v1/chat/completions", { messages, stop: ["STOP"], logprobs: true, return_meta_info: true, ...noThinking })).json.choices[0];
+    const trimmed = (await post(sglang, "/v1/chat/completions", { messages, stop: ["STOP"], logprobs: true, return_meta_info: true, ...noThinking })).json
+      .choices[0];
     expect(trimmed.message.content).toBe("Alpha beta. ");
     expect([trimmed.finish_reason, trimmed.matched_stop]).toEqual(["stop", "STOP"]);
     expect(trimmed.meta_info.finish_reason).toEqual({ type: "stop", matched: "STOP" });

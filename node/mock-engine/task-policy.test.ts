@@ -21,7 +21,11 @@ const task = tasks.find((t) => t.task_id === "js-leap-year-century")!;
 
 const BASH: TemplateTool = {
   type: "function",
-  function: { name: "Bash", description: "Run a command", parameters: { type: "object", properties: { command: { type: "string" }, description: { type: "string" } }, required: ["command", "description"] } },
+  function: {
+    name: "Bash",
+    description: "Run a command",
+    parameters: { type: "object", properties: { command: { type: "string" }, description: { type: "string" } }, required: ["command", "description"] },
+  },
 };
 
 function prompt(messages: TemplateMessage[]): string {
@@ -45,7 +49,11 @@ function session(policy: TaskPolicy, system: string, subject = task): { commands
     expect(call.name).toBe("Bash");
     expect(args.description).toStartWith("Run: ");
     commands.push(args.command);
-    messages.push({ role: "assistant", content: parsed.content, tool_calls: [{ type: "function", id: call.id, function: { name: call.name, arguments: args } }] });
+    messages.push({
+      role: "assistant",
+      content: parsed.content,
+      tool_calls: [{ type: "function", id: call.id, function: { name: call.name, arguments: args } }],
+    });
     messages.push({ role: "tool", tool_call_id: call.id, content: "exit code: 0\n(output)" });
   }
   throw new Error("the policy never finished");
@@ -85,7 +93,11 @@ describe("task-solving mock policy", () => {
     for (const t of tasks) {
       const messages: TemplateMessage[] = [{ role: "user", content: t.instruction }];
       const first = parseQwen3Output(scriptedCompletion(prompt(messages), DEFAULT_SCRIPT, policy)).toolCalls[0]!;
-      messages.push({ role: "assistant", content: "", tool_calls: [{ type: "function", id: first.id, function: { name: first.name, arguments: JSON.parse(first.arguments) } }] });
+      messages.push({
+        role: "assistant",
+        content: "",
+        tool_calls: [{ type: "function", id: first.id, function: { name: first.name, arguments: JSON.parse(first.arguments) } }],
+      });
       messages.push({ role: "tool", tool_call_id: first.id, content: "(file contents)" });
       const second = parseQwen3Output(scriptedCompletion(prompt(messages), DEFAULT_SCRIPT, policy)).toolCalls[0]!;
       const command = (JSON.parse(second.arguments) as { command: string }).command;
@@ -111,7 +123,11 @@ describe("task-solving mock policy", () => {
     const imported = (await loadTaskFile(join(import.meta.dir, "../../tasks/exercism-python/tasks.jsonl"))).tasks;
     const exercise = imported.find((t) => t.task_id === "exercism-python-sieve")!;
     const solved = session(new TaskPolicy(imported, { successProbability: 1, seed: 0 }), "You are an agent.", exercise);
-    expect(solved.commands).toEqual(["cat sieve.py", `git apply <<'POLAR_PATCH'\n${exercise.patch}POLAR_PATCH\ngit diff --stat`, "python3 -m py_compile sieve.py"]);
+    expect(solved.commands).toEqual([
+      "cat sieve.py",
+      `git apply <<'POLAR_PATCH'\n${exercise.patch}POLAR_PATCH\ngit diff --stat`,
+      "python3 -m py_compile sieve.py",
+    ]);
     expect(solved.final).toBe("Done: the solution is in sieve.py.");
     const wrong = session(new TaskPolicy(imported, { successProbability: 0, seed: 0 }), "You are an agent.", exercise);
     expect(wrong.commands[1]).toBe(`git apply <<'POLAR_PATCH'\n${(exercise as { mock_wrong_patch?: string }).mock_wrong_patch}POLAR_PATCH\ngit diff --stat`);

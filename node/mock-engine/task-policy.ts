@@ -83,7 +83,10 @@ function solvable(task: Task): SolvableTask | undefined {
   return {
     id: task.task_id,
     key: collapse(statement).slice(0, KEY_CHARS),
-    title: statement.split("\n")[0]!.replace(/^#+\s*/, "").trim(),
+    title: statement
+      .split("\n")[0]!
+      .replace(/^#+\s*/, "")
+      .trim(),
     files: patchFiles(task.patch).filter((f) => !testFiles.has(f)),
     goldPatch: task.patch.endsWith("\n") ? task.patch : `${task.patch}\n`,
     wrongPatch: typeof wrong === "string" && wrong !== "" ? wrong : undefined,
@@ -100,7 +103,8 @@ function ownTurns(promptText: string): string {
 
 /** The third step: run the tests, or the task's own check when its tests are hidden from the agent. */
 function checkStep(task: SolvableTask, think: string): ScriptStep {
-  if (task.checkCommand) return { think: "The tests are not in the repository; let me at least check the change.", text: "Checking the change.", shell: task.checkCommand };
+  if (task.checkCommand)
+    return { think: "The tests are not in the repository; let me at least check the change.", text: "Checking the change.", shell: task.checkCommand };
   return { think, text: "Running the tests.", shell: task.testCommand ?? "git diff" };
 }
 
@@ -155,7 +159,11 @@ export class TaskPolicy {
   private solvingStep(task: SolvableTask, turn: number): ScriptStep {
     switch (turn) {
       case 0:
-        return { think: `The report: "${task.title}". I should read the code involved first.`, text: "Let me look at the code.", shell: `cat ${task.files.join(" ")}` };
+        return {
+          think: `The report: "${task.title}". I should read the code involved first.`,
+          text: "Let me look at the code.",
+          shell: `cat ${task.files.join(" ")}`,
+        };
       case 1:
         return { think: "I see what causes it. I'll write the fix as a patch and apply it.", text: "Applying the fix.", shell: applyCommand(task.goldPatch) };
       case 2:
@@ -163,14 +171,21 @@ export class TaskPolicy {
       default:
         return task.checkCommand
           ? { think: "The solution is in place.", text: `Done: the solution is in ${task.files.join(", ")}.` }
-          : { think: "The fix is in and the tests pass.", text: `Fixed: ${task.title}. The change is in ${task.files.join(", ")} and the existing tests pass.` };
+          : {
+              think: "The fix is in and the tests pass.",
+              text: `Fixed: ${task.title}. The change is in ${task.files.join(", ")} and the existing tests pass.`,
+            };
     }
   }
 
   private wrongStep(task: SolvableTask, turn: number): ScriptStep {
     switch (turn) {
       case 0:
-        return { think: `The report: "${task.title}". Let me skim the code.`, text: "Let me look at the code.", shell: `${WRONG_PATH_READ} ${task.files.join(" ")}` };
+        return {
+          think: `The report: "${task.title}". Let me skim the code.`,
+          text: "Let me look at the code.",
+          shell: `${WRONG_PATH_READ} ${task.files.join(" ")}`,
+        };
       case 1:
         return task.wrongPatch
           ? { think: "I think I see it; a small change should do.", text: "Applying a fix.", shell: applyCommand(task.wrongPatch) }

@@ -6,9 +6,7 @@ import type { EngineContext } from "./context.ts";
 import { EngineError } from "./engine-error.ts";
 import { checkModel, parseBody } from "./request.ts";
 
-const TokenizeCompletion = z
-  .object({ model: z.string().optional(), prompt: z.string(), return_token_strs: z.boolean().nullable().optional() })
-  .passthrough();
+const TokenizeCompletion = z.object({ model: z.string().optional(), prompt: z.string(), return_token_strs: z.boolean().nullable().optional() }).passthrough();
 const DetokenizeRequest = z.object({ model: z.string().optional(), tokens: z.array(z.number().int()) }).passthrough();
 
 const tokenStringTables = new WeakMap<object, Map<number, string>>();

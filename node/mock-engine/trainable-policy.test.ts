@@ -17,7 +17,10 @@ const task = tasks.find((t) => t.task_id === "js-leap-year-century")!;
 const engine = await startMockEngine({ port: 0, tasks: TASK_FILE, trainable: true, policyToken: TOKEN, successProbability: 0.2, seed: 11 });
 afterAll(() => engine.stop());
 
-const BASH = { type: "function", function: { name: "Bash", description: "Run a command", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } } };
+const BASH = {
+  type: "function",
+  function: { name: "Bash", description: "Run a command", parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } },
+};
 
 interface Turn {
   ids: number[];
@@ -31,7 +34,15 @@ async function complete(messages: unknown[]): Promise<Turn> {
   const res = await fetch(`${engine.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "Qwen/Qwen3-8B", messages, tools: [BASH], logprobs: true, top_logprobs: 3, return_token_ids: true, chat_template_kwargs: { enable_thinking: false } }),
+    body: JSON.stringify({
+      model: "Qwen/Qwen3-8B",
+      messages,
+      tools: [BASH],
+      logprobs: true,
+      top_logprobs: 3,
+      return_token_ids: true,
+      chat_template_kwargs: { enable_thinking: false },
+    }),
   });
   expect(res.status).toBe(200);
   const body = (await res.json()) as any;
@@ -55,7 +66,11 @@ async function session(): Promise<Turn[]> {
     turns.push(turn);
     if (!turn.command) return turns;
     const id = `call_${i}`;
-    messages.push({ role: "assistant", content: turn.text, tool_calls: [{ id, type: "function", function: { name: "Bash", arguments: JSON.stringify({ command: turn.command }) } }] });
+    messages.push({
+      role: "assistant",
+      content: turn.text,
+      tool_calls: [{ id, type: "function", function: { name: "Bash", arguments: JSON.stringify({ command: turn.command }) } }],
+    });
     messages.push({ role: "tool", tool_call_id: id, content: "exit code: 0" });
   }
   throw new Error("the session never finished");
@@ -66,7 +81,11 @@ async function state(): Promise<PolicyState> {
 }
 
 function post(body: unknown, token: string | null = TOKEN): Promise<Response> {
-  return fetch(`${engine.url}/polar/policy`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  return fetch(`${engine.url}/polar/policy`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
 }
 
 const logSoftmax = (a: number, b: number) => {
@@ -78,7 +97,10 @@ const logSoftmax = (a: number, b: number) => {
 describe("trainable mock policy", () => {
   test("architecture and initial weights: two choices opening with distinct tokens, every bundled task, π(solve) = success probability", async () => {
     const s = await state();
-    expect(s.choices.map((c) => [c.name, c.word])).toEqual([["solve", "Carefully"], ["mis-solve", "Quickly"]]);
+    expect(s.choices.map((c) => [c.name, c.word])).toEqual([
+      ["solve", "Carefully"],
+      ["mis-solve", "Quickly"],
+    ]);
     expect(new Set(s.choices.map((c) => c.token_id)).size).toBe(2);
     expect(new Set(s.tasks)).toEqual(new Set(tasks.map((t) => t.task_id)));
     expect(s.weights.version).toBe(0);

@@ -54,7 +54,11 @@ export class TrainablePolicy implements SolveChooser {
   }
 
   state(): PolicyState {
-    return PolicyState.parse({ choices: CHOICES.map((c, i) => ({ ...c, token_id: this.choiceTokenIds[i] })), tasks: [...this.knownTasks()], weights: this.weights });
+    return PolicyState.parse({
+      choices: CHOICES.map((c, i) => ({ ...c, token_id: this.choiceTokenIds[i] })),
+      tasks: [...this.knownTasks()],
+      weights: this.weights,
+    });
   }
 
   /** Replaces the weights (a trainer's update); versions never move backwards, tasks must be known. */

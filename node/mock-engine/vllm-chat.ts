@@ -21,7 +21,12 @@ export async function vllmChatCompletion(ctx: EngineContext, body: unknown, sign
   const id = `chatcmpl-${randomHex()}`;
   const created = nowSeconds();
   const model = ctx.options.model;
-  const usage = { prompt_tokens: promptIds.length, total_tokens: promptIds.length + g.outputIds.length, completion_tokens: g.outputIds.length, prompt_tokens_details: null };
+  const usage = {
+    prompt_tokens: promptIds.length,
+    total_tokens: promptIds.length + g.outputIds.length,
+    completion_tokens: g.outputIds.length,
+    prompt_tokens_details: null,
+  };
   const wantLogprobs = request.logprobs === true;
   const wantIds = request.return_token_ids === true;
 
@@ -82,7 +87,12 @@ function streamChat(ctx: EngineContext, chat: PreparedChat, meta: StreamMeta, si
   const deltas = tokenDeltas(ctx.model.tokenizer, g.outputIds, parsed, g.text);
   return sseResponse(signal, async (send) => {
     await sleep(ctx.options.ttftMs);
-    send(chunk([{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }], meta.wantIds ? { prompt_token_ids: chat.promptIds } : {}));
+    send(
+      chunk(
+        [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }],
+        meta.wantIds ? { prompt_token_ids: chat.promptIds } : {},
+      ),
+    );
     for (const [i, d] of deltas.entries()) {
       if (signal.aborted) return;
       await sleep(ctx.options.msPerToken);
@@ -91,7 +101,12 @@ function streamChat(ctx: EngineContext, chat: PreparedChat, meta: StreamMeta, si
       if (d.reasoning) Object.assign(delta, { reasoning: d.reasoning, reasoning_content: d.reasoning });
       if (d.content) delta.content = d.content;
       if (d.toolCalls.length > 0) {
-        delta.tool_calls = d.toolCalls.map(({ index, call }) => ({ index, id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
+        delta.tool_calls = d.toolCalls.map(({ index, call }) => ({
+          index,
+          id: call.id,
+          type: "function",
+          function: { name: call.name, arguments: call.arguments },
+        }));
       }
       const empty = Object.keys(delta).length === 0;
       if (empty && !last && !meta.wantIds && !meta.wantLogprobs) continue;

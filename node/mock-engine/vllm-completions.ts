@@ -21,7 +21,10 @@ const CompletionRequest = z
     stream: z.boolean().nullable().optional(),
     stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).passthrough().nullable().optional(),
     return_token_ids: z.boolean().nullable().optional(),
-    stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+    stop: z
+      .union([z.string(), z.array(z.string())])
+      .nullable()
+      .optional(),
     include_stop_str_in_output: z.boolean().optional(),
     n: z.number().int().nullable().optional(),
   })
@@ -84,7 +87,12 @@ export async function vllmCompletion(ctx: EngineContext, body: unknown, signal: 
   const created = nowSeconds();
   const model = ctx.options.model;
   const wantIds = request.return_token_ids === true;
-  const usage = { prompt_tokens: promptIds.length, total_tokens: promptIds.length + g.outputIds.length, completion_tokens: g.outputIds.length, prompt_tokens_details: null };
+  const usage = {
+    prompt_tokens: promptIds.length,
+    total_tokens: promptIds.length + g.outputIds.length,
+    completion_tokens: g.outputIds.length,
+    prompt_tokens_details: null,
+  };
 
   if (request.stream) {
     return sseResponse(signal, async (send) => {

@@ -73,10 +73,19 @@ describe("vLLM chat completions", () => {
   test("second turn answers the final text; thinking off pre-fills the empty think block", async () => {
     const messages = [
       ...firstTurn,
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: '{"command": "echo hello > out.txt"}' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: '{"command": "echo hello > out.txt"}' } }],
+      },
       { role: "tool", tool_call_id: "c1", content: "" },
     ];
-    const { json } = await post("/v1/chat/completions", { messages, tools: [BASH_TOOL], return_token_ids: true, chat_template_kwargs: { enable_thinking: false } });
+    const { json } = await post("/v1/chat/completions", {
+      messages,
+      tools: [BASH_TOOL],
+      return_token_ids: true,
+      chat_template_kwargs: { enable_thinking: false },
+    });
     const choice = json.choices[0];
     expect(choice.finish_reason).toBe("stop");
     expect(choice.message.content).toBe("Done.");
@@ -119,7 +128,9 @@ describe("vLLM chat completions", () => {
 
     const tooMuch = await post("/v1/chat/completions", { messages: firstTurn, max_tokens: 4090 });
     expect(tooMuch.status).toBe(400);
-    expect(tooMuch.json.error.message).toMatch(/^This model's maximum context length is 4096 tokens\. However, you requested \d+ tokens \(\d+ in the messages, 4090 in the completion\)\./);
+    expect(tooMuch.json.error.message).toMatch(
+      /^This model's maximum context length is 4096 tokens\. However, you requested \d+ tokens \(\d+ in the messages, 4090 in the completion\)\./,
+    );
   });
 
   test("unknown model → 404 NotFoundError; malformed body → 400", async () => {
@@ -137,7 +148,10 @@ describe("vLLM chat completions", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ messages: firstTurn, tools: [BASH_TOOL], stream: true, return_token_ids: true, stream_options: { include_usage: true } }),
     });
-    const events = (await res.text()).split("\n\n").filter((e) => e.startsWith("data: ")).map((e) => e.slice(6));
+    const events = (await res.text())
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: "))
+      .map((e) => e.slice(6));
     expect(events.at(-1)).toBe("[DONE]");
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
     const nonStream = (await post("/v1/chat/completions", { messages: firstTurn, tools: [BASH_TOOL], return_token_ids: true })).json;

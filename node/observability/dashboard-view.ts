@@ -74,7 +74,17 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
     d.feed.publish("rollout.result", result);
   });
   d.events.on("task.finished", (e) => {
-    d.feed.publish("group.summary", history.groupFinished({ group_id: e.task_id, task_id: e.task_id, status: e.status, n: e.completed_sessions, policy_version: d.gate.policyVersion, at: e.at }));
+    d.feed.publish(
+      "group.summary",
+      history.groupFinished({
+        group_id: e.task_id,
+        task_id: e.task_id,
+        status: e.status,
+        n: e.completed_sessions,
+        policy_version: d.gate.policyVersion,
+        at: e.at,
+      }),
+    );
   });
 
   function self(): DashboardNode {
@@ -84,7 +94,13 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
       status: d.linkStatus(),
       slots: d.workers.init + d.workers.run + d.workers.postrun,
       used: d.pipeline.liveRollouts().length,
-      load: { queued: load.init_queue_depth, init: load.init_inflight, ready: load.ready_depth, run: load.run_inflight, postrun: load.postrun_queue_depth + load.postrun_inflight },
+      load: {
+        queued: load.init_queue_depth,
+        init: load.init_inflight,
+        ready: load.ready_depth,
+        run: load.run_inflight,
+        postrun: load.postrun_queue_depth + load.postrun_inflight,
+      },
       warm_sandboxes: perImage(d.pool.warm()),
       starting_sandboxes: perImage(d.pool.starting()),
       engines: d.engines.map((url) => ({ url, in_flight: null })),
@@ -96,7 +112,14 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
 
   function queue(): Record<string, number> {
     const m = d.pipeline.metrics();
-    return { QUEUED: m.init_queue_depth, INIT: m.init_inflight, READY: m.ready_depth, RUN: m.run_inflight, POSTRUN: m.postrun_queue_depth + m.postrun_inflight, ...finishedBy };
+    return {
+      QUEUED: m.init_queue_depth,
+      INIT: m.init_inflight,
+      READY: m.ready_depth,
+      RUN: m.run_inflight,
+      POSTRUN: m.postrun_queue_depth + m.postrun_inflight,
+      ...finishedBy,
+    };
   }
 
   const status = setInterval(() => {
@@ -113,7 +136,15 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
         queue: queue(),
         nodes: [self()],
         trainers: [],
-        active: d.pipeline.liveRollouts().map((r) => ({ rollout_id: r.id, group_id: r.taskId, task_id: r.taskId, state: r.state, stage: r.state, node_id: d.nodeId, policy_version_started: null })),
+        active: d.pipeline.liveRollouts().map((r) => ({
+          rollout_id: r.id,
+          group_id: r.taskId,
+          task_id: r.taskId,
+          state: r.state,
+          stage: r.state,
+          node_id: d.nodeId,
+          policy_version_started: null,
+        })),
         results: [...history.results],
         groups: [...history.groups],
         last_event_id: d.feed.since(0).at(-1)?.id ?? 0,
@@ -135,7 +166,16 @@ export function nodeDashboard(d: NodeDashboardDeps): NodeDashboard {
         rollouts: rows.map((r) => {
           const res = results.get(r.id);
           const facts = res ? resultFacts(res) : null;
-          return { rollout_id: r.id, state: r.state, node_id: d.nodeId, attempt: 1, status: res ? String(res.status) : null, reward: facts?.reward ?? null, failure_kind: facts?.failure_kind ?? null, cause: facts?.cause ?? null };
+          return {
+            rollout_id: r.id,
+            state: r.state,
+            node_id: d.nodeId,
+            attempt: 1,
+            status: res ? String(res.status) : null,
+            reward: facts?.reward ?? null,
+            failure_kind: facts?.failure_kind ?? null,
+            cause: facts?.cause ?? null,
+          };
         }),
       };
     },

@@ -35,14 +35,33 @@ const PASSED_ON = [
 export function nodeEventFeed(events: EventBus<NodeEvents>, options: EventFeedOptions = {}): EventFeed {
   const feed = new EventFeed(options);
   events.on("task.submitted", (e) => {
-    feed.publish("task.created", { task_id: e.task_id, status: "running", harness: e.harness, model: e.model, num_samples: e.num_samples, session_ids: e.session_ids });
+    feed.publish("task.created", {
+      task_id: e.task_id,
+      status: "running",
+      harness: e.harness,
+      model: e.model,
+      num_samples: e.num_samples,
+      session_ids: e.session_ids,
+    });
     // Upstream registers each session before it starts.
-    for (const id of e.session_ids) feed.publish("session.state_changed", { task_id: e.task_id, session_id: id, status: "REGISTERED", state: "QUEUED", from: null });
+    for (const id of e.session_ids)
+      feed.publish("session.state_changed", { task_id: e.task_id, session_id: id, status: "REGISTERED", state: "QUEUED", from: null });
   });
-  events.on("task.progressed", (e) => feed.publish("task.updated", { task_id: e.task_id, completed_sessions: e.completed_sessions, total_sessions: e.total_sessions }));
+  events.on("task.progressed", (e) =>
+    feed.publish("task.updated", { task_id: e.task_id, completed_sessions: e.completed_sessions, total_sessions: e.total_sessions }),
+  );
   events.on("task.finished", (e) => feed.publish("task.completed", { task_id: e.task_id, status: e.status, completed_sessions: e.completed_sessions }));
   events.on("rollout.state_changed", (e) =>
-    feed.publish("session.state_changed", { task_id: e.task_id, session_id: e.rollout_id, status: NODE_SESSION_STATUS[e.to] ?? e.to, state: e.to, from: e.from, sample_index: e.sample_index, elapsed_ms: e.elapsed_ms, stage_ms: e.stage_ms }),
+    feed.publish("session.state_changed", {
+      task_id: e.task_id,
+      session_id: e.rollout_id,
+      status: NODE_SESSION_STATUS[e.to] ?? e.to,
+      state: e.to,
+      from: e.from,
+      sample_index: e.sample_index,
+      elapsed_ms: e.elapsed_ms,
+      stage_ms: e.stage_ms,
+    }),
   );
   for (const name of PASSED_ON) {
     events.on(name, (e: NodeEvents[typeof name]) => {

@@ -31,7 +31,9 @@ export function nodeMetrics(s: NodeMetricsSources): MetricsRegistry {
   const r = new MetricsRegistry();
   const ev = s.events;
 
-  r.gauge("polar_node_pipeline_rollouts", "Rollouts in the node's pipeline by stage (queued for init, in init, ready, running, postrun queued and running).", ["stage"]).collect((set) => {
+  r.gauge("polar_node_pipeline_rollouts", "Rollouts in the node's pipeline by stage (queued for init, in init, ready, running, postrun queued and running).", [
+    "stage",
+  ]).collect((set) => {
     const m = s.pipeline.metrics();
     set({ stage: "init_queue" }, m.init_queue_depth);
     set({ stage: "init" }, m.init_inflight);
@@ -42,8 +44,17 @@ export function nodeMetrics(s: NodeMetricsSources): MetricsRegistry {
   });
   const transitions = r.counter("polar_node_rollout_transitions_total", "Pipeline state changes, by the state entered.", ["to"]);
   const finished = r.counter("polar_node_rollouts_finished_total", "Rollouts whose result was stored, by status.", ["status"]);
-  const failures = r.counter("polar_rollout_failures_total", "Finished rollouts by what their failure is attributed to (infrastructure, agent, evaluation, capture; cancelled).", ["kind"]);
-  const stage = r.histogram("polar_rollout_stage_duration_seconds", "Stage durations of finished rollouts (SessionTiming).", ["stage"], DURATION_BUCKETS_SECONDS);
+  const failures = r.counter(
+    "polar_rollout_failures_total",
+    "Finished rollouts by what their failure is attributed to (infrastructure, agent, evaluation, capture; cancelled).",
+    ["kind"],
+  );
+  const stage = r.histogram(
+    "polar_rollout_stage_duration_seconds",
+    "Stage durations of finished rollouts (SessionTiming).",
+    ["stage"],
+    DURATION_BUCKETS_SECONDS,
+  );
   const tokens = r.counter("polar_result_tokens_total", "Tokens of stored results' traces, by part.", ["part"]);
   const rolloutTokens = r.histogram("polar_rollout_tokens", "Tokens of a result's traces, by part (prompt, response, trainable).", ["part"], TOKEN_BUCKETS);
   const splits = r.counter("polar_trajectory_splits_total", "Trace splits of rebuilt trajectories, by cause (drift, compaction, sub-agent…).", ["cause"]);
@@ -59,7 +70,12 @@ export function nodeMetrics(s: NodeMetricsSources): MetricsRegistry {
   r.gauge("polar_sandbox_pool_starting", "Sandboxes starting per image.", ["image"]).collect((set) => {
     for (const [image, n] of Object.entries(perImage(s.pool.starting()))) set({ image }, n);
   });
-  const handout = r.histogram("polar_sandbox_handout_seconds", "Time to hand a sandbox to a rollout, by whether one was warm.", ["warm"], DURATION_BUCKETS_SECONDS);
+  const handout = r.histogram(
+    "polar_sandbox_handout_seconds",
+    "Time to hand a sandbox to a rollout, by whether one was warm.",
+    ["warm"],
+    DURATION_BUCKETS_SECONDS,
+  );
   const started = r.histogram("polar_sandbox_start_seconds", "Time to start a sandbox for the pool.", [], DURATION_BUCKETS_SECONDS);
   const startFailures = r.counter("polar_sandbox_start_failures_total", "Sandbox starts that failed.");
   const destroyed = r.counter("polar_sandbox_destroyed_total", "Sandboxes destroyed, by reason.", ["reason"]);
@@ -70,10 +86,23 @@ export function nodeMetrics(s: NodeMetricsSources): MetricsRegistry {
     else destroyed.inc({ reason: e.reason });
   });
 
-  const calls = r.counter("polar_gateway_calls_total", "LLM calls recorded by the gateway, by dialect and outcome (ok or the error code).", ["dialect", "code"]);
-  const callSeconds = r.histogram("polar_gateway_call_duration_seconds", "LLM call latency through the gateway (arrival to recorded), by dialect.", ["dialect"], DURATION_BUCKETS_SECONDS);
+  const calls = r.counter("polar_gateway_calls_total", "LLM calls recorded by the gateway, by dialect and outcome (ok or the error code).", [
+    "dialect",
+    "code",
+  ]);
+  const callSeconds = r.histogram(
+    "polar_gateway_call_duration_seconds",
+    "LLM call latency through the gateway (arrival to recorded), by dialect.",
+    ["dialect"],
+    DURATION_BUCKETS_SECONDS,
+  );
   const engineSeconds = r.histogram("polar_gateway_engine_duration_seconds", "Time the engine took per call, by engine.", ["engine"], DURATION_BUCKETS_SECONDS);
-  const queuedSeconds = r.histogram("polar_gateway_queued_seconds", "Time a call waited before reaching the engine (pause, sequencing).", [], DURATION_BUCKETS_SECONDS);
+  const queuedSeconds = r.histogram(
+    "polar_gateway_queued_seconds",
+    "Time a call waited before reaching the engine (pause, sequencing).",
+    [],
+    DURATION_BUCKETS_SECONDS,
+  );
   const callTokens = r.counter("polar_gateway_tokens_total", "Tokens of recorded calls, by kind (prompt, completion).", ["kind"]);
   r.gauge("polar_gateway_calls_in_flight", "LLM calls between the policy gate and their recording.").collect((set) => set({}, s.gate.inFlightCalls));
   r.gauge("polar_gateway_calls_waiting", "LLM calls held by a pause.").collect((set) => set({}, s.gate.waitingCalls));
@@ -111,7 +140,10 @@ export function nodeMetrics(s: NodeMetricsSources): MetricsRegistry {
   const cancels = r.counter("polar_coordinator_cancels_total", "Assignments the coordinator cancelled.");
   const reported = r.counter("polar_coordinator_results_reported_total", "Result frames sent to the coordinator (repeats until acknowledged included).");
   const acked = r.counter("polar_coordinator_results_acked_total", "Results the coordinator acknowledged.");
-  const interrupted = r.counter("polar_coordinator_assignments_interrupted_total", "Assignments this node's restart cut off (queued again by the coordinator).");
+  const interrupted = r.counter(
+    "polar_coordinator_assignments_interrupted_total",
+    "Assignments this node's restart cut off (queued again by the coordinator).",
+  );
   const pauses = r.counter("polar_gateway_pauses_total", "Pauses asked by the coordinator (weight syncs).");
   ev.on("coordinator.connected", () => connected.set({}, 1));
   ev.on("coordinator.disconnected", () => connected.set({}, 0));

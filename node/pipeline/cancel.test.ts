@@ -25,8 +25,18 @@ describe("cancellation frees everything at every stage", () => {
     { state: "QUEUED", arrange: (n) => void (n.pool.startMs = 60_000) },
     { state: "INIT", arrange: slowEverything },
     { state: "READY", arrange: (n) => slowEverything(n) },
-    { state: "RUN", arrange: (n) => { n.runner.turnMs = 60_000; } },
-    { state: "POSTRUN", arrange: (n) => { n.evaluator.ms = 60_000; } },
+    {
+      state: "RUN",
+      arrange: (n) => {
+        n.runner.turnMs = 60_000;
+      },
+    },
+    {
+      state: "POSTRUN",
+      arrange: (n) => {
+        n.evaluator.ms = 60_000;
+      },
+    },
   ];
   for (const { state, arrange } of stages) {
     test(`in ${state}`, async () => {
@@ -65,7 +75,9 @@ describe("cancellation frees everything at every stage", () => {
     let started = 0;
     node.runner.hold = () => (started++ < 1 ? undefined : new Promise(() => {}));
     await node.submit({ task_id: "keep", num_samples: 2 });
-    await until(() => node!.done.length === 0 && node!.pipeline.liveRollouts().length === 1 && node!.pipeline.liveRollouts()[0]!.state === "RUN" && started === 2);
+    await until(
+      () => node!.done.length === 0 && node!.pipeline.liveRollouts().length === 1 && node!.pipeline.liveRollouts()[0]!.state === "RUN" && started === 2,
+    );
     const status = await node.tasks.cancel("keep");
     expect(status).toMatchObject({ status: "cancelled", total_sessions: 2, completed_sessions: 1 });
     expect(status!.results.map((r) => r.status)).toEqual(["COMPLETED"]);

@@ -28,7 +28,19 @@ describe("pipeline: a task of 4 samples", () => {
       expect(trace.reward).toBe(r.metadata.reward as number);
       expect(trace.loss_mask).toEqual([1, 1, 1, 0]);
       expect(trace.response_logprobs).toEqual([-0.25, -0.25, -0.25, 0]);
-      for (const key of ["init_ms", "ready_queue_ms", "run_ms", "postrun_queue_ms", "postrun_ms", "container_start_ms", "prepare_ms", "agent_exec_ms", "build_ms", "eval_ms", "e2e_ms"] as const) {
+      for (const key of [
+        "init_ms",
+        "ready_queue_ms",
+        "run_ms",
+        "postrun_queue_ms",
+        "postrun_ms",
+        "container_start_ms",
+        "prepare_ms",
+        "agent_exec_ms",
+        "build_ms",
+        "eval_ms",
+        "e2e_ms",
+      ] as const) {
         expect(r.timing[key]).toBeGreaterThan(0);
       }
       // Stored before reported, with every state change.
@@ -144,23 +156,27 @@ describe("pipeline: infrastructure failures are masked and named", () => {
     ["engine_unreachable", (n: TestNode) => void (n.gateway.engineFailureCount = 2)],
   ] as const;
   for (const [cause, arrange] of cases) {
-    test(cause, async () => {
-      node = await testNode();
-      arrange(node);
-      await node.submit({ task_id: `t-${cause}`, num_samples: 1 });
-      const [r] = (await node.waitDone(`t-${cause}`)).results;
-      expect(r!.status).toBe("ERROR");
-      expect(r!.error).toStartWith(`${cause}:`);
-      expect(r!.metadata.failure).toMatchObject({ cause });
-      expect(r!.trajectory.metadata.training_filter).toEqual({ masked: true, reason: "session_error" });
-      for (const t of r!.trajectory.traces) {
-        expect(t.loss_mask.every((m) => m === 0)).toBe(true);
-        expect(t.response_logprobs.every((lp) => lp === 0)).toBe(true);
-        expect(t.reward).toBe(0);
-        expect(t.metadata.training_filter).toEqual({ masked: true, reason: "session_error" });
-      }
-      expect((await node.repo.events(r!.session_id)).at(-1)?.toState).toBe("ERROR");
-      expect(node.pool.leftovers()).toBe(0);
-    }, 30_000);
+    test(
+      cause,
+      async () => {
+        node = await testNode();
+        arrange(node);
+        await node.submit({ task_id: `t-${cause}`, num_samples: 1 });
+        const [r] = (await node.waitDone(`t-${cause}`)).results;
+        expect(r!.status).toBe("ERROR");
+        expect(r!.error).toStartWith(`${cause}:`);
+        expect(r!.metadata.failure).toMatchObject({ cause });
+        expect(r!.trajectory.metadata.training_filter).toEqual({ masked: true, reason: "session_error" });
+        for (const t of r!.trajectory.traces) {
+          expect(t.loss_mask.every((m) => m === 0)).toBe(true);
+          expect(t.response_logprobs.every((lp) => lp === 0)).toBe(true);
+          expect(t.reward).toBe(0);
+          expect(t.metadata.training_filter).toEqual({ masked: true, reason: "session_error" });
+        }
+        expect((await node.repo.events(r!.session_id)).at(-1)?.toState).toBe("ERROR");
+        expect(node.pool.leftovers()).toBe(0);
+      },
+      30_000,
+    );
   }
 });

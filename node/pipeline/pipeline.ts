@@ -58,7 +58,11 @@ export class Pipeline {
     private readonly config: PipelineConfig,
     private readonly deps: PipelineDeps,
   ) {
-    this.transitions = new RolloutTransitions(deps.store, undefined, (err, r) => void deps.storeHealth?.failed(err, "recording a rollout transition", { rollout_id: r.id, task_id: r.taskId }));
+    this.transitions = new RolloutTransitions(
+      deps.store,
+      undefined,
+      (err, r) => void deps.storeHealth?.failed(err, "recording a rollout transition", { rollout_id: r.id, task_id: r.taskId }),
+    );
     this.runGate = new StageGate((active) => active < config.runWorkers);
     this.initGate = new StageGate(
       (active) => active < config.initWorkers && active + this.readyCount < config.readyBacklog + Math.max(0, config.runWorkers - this.runGate.active),
@@ -87,7 +91,9 @@ export class Pipeline {
     const r = entry.rollout;
     if (r.abort.signal.aborted) return true;
     r.stopReason = reason;
-    r.abort.abort(new RolloutFailure(STOP_CAUSE[reason], reason === "task_timeout" ? `the task timeout of ${r.request.timeout_seconds} s passed` : `stopped: ${reason}`));
+    r.abort.abort(
+      new RolloutFailure(STOP_CAUSE[reason], reason === "task_timeout" ? `the task timeout of ${r.request.timeout_seconds} s passed` : `stopped: ${reason}`),
+    );
     return true;
   }
 
@@ -179,7 +185,10 @@ export class Pipeline {
     await this.cleanup(r);
     r.timing.runtime_stop_ms = performance.now() - t0;
     r.marks.done = performance.now();
-    let result = scored && !failure ? completedResult(r, this.config.nodeId, scored) : maskedResult(r, this.config.nodeId, failure ?? new RolloutFailure("internal", "no outcome"), partial);
+    let result =
+      scored && !failure
+        ? completedResult(r, this.config.nodeId, scored)
+        : maskedResult(r, this.config.nodeId, failure ?? new RolloutFailure("internal", "no outcome"), partial);
     try {
       await this.deps.store.saveResult(r.id, r.taskId, result.status, result);
       this.deps.storeHealth?.succeeded();
@@ -192,7 +201,9 @@ export class Pipeline {
       await this.deps.store.saveResult(r.id, r.taskId, result.status, result).catch(() => undefined);
     }
     // The terminal move is announced even when its store write fails (reported as above).
-    await this.transitions.move(r, terminalState(failure), failure ? { cause: failure.failureCause, message: failure.message } : { reward: scored?.reward }).catch(() => undefined);
+    await this.transitions
+      .move(r, terminalState(failure), failure ? { cause: failure.failureCause, message: failure.message } : { reward: scored?.reward })
+      .catch(() => undefined);
     this.deps.onResult(result, r);
   }
 
@@ -206,7 +217,7 @@ export class Pipeline {
   /** Admits waiting rollouts to every stage the limits allow, then updates the pool's demand. */
   private pump(): void {
     // Admitting to RUN frees READY backlog, which may admit more to INIT.
-    for (let moved = 1; moved > 0; ) moved = this.postrunGate.pump() + this.runGate.pump() + this.initGate.pump();
+    for (let moved = 1; moved > 0;) moved = this.postrunGate.pump() + this.runGate.pump() + this.initGate.pump();
     this.updateDemand();
   }
 

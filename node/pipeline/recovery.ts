@@ -41,7 +41,13 @@ export async function recoverUnfinished(repo: RolloutsRepo, nodeId: string, remo
       trajectory: { status: "ERROR", traces: [], metadata: { training_filter: filter, failure: { cause: "node_restarted", message, state } }, error },
       node_id: nodeId,
       error,
-      metadata: { ...(isRecord(taskMetadata) ? taskMetadata : {}), sample_index: row.sampleIndex, reward: 0, failure: { cause: "node_restarted", message }, ...(row.gatewaySessionId ? { gateway_session_id: row.gatewaySessionId } : {}) },
+      metadata: {
+        ...(isRecord(taskMetadata) ? taskMetadata : {}),
+        sample_index: row.sampleIndex,
+        reward: 0,
+        failure: { cause: "node_restarted", message },
+        ...(row.gatewaySessionId ? { gateway_session_id: row.gatewaySessionId } : {}),
+      },
     });
     await repo.saveResult(row.id, row.taskId, "ERROR", result);
     await repo.recordTransition(row.id, seq, state, "ERROR", new Date().toISOString(), { cause: "node_restarted" });

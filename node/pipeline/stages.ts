@@ -51,7 +51,9 @@ export async function runStage(r: Rollout, deps: StageDeps, taskDeadline: number
   const agentTimer = agentTimeoutMs !== undefined ? setTimeout(() => agentAbort.abort(new Error("agent timeout")), agentTimeoutMs) : undefined;
   t0 = performance.now();
   try {
-    r.outcome = await named("harness_start", () => runHarness(r, deps, AbortSignal.any([signal, agentAbort.signal]), Math.min(agentTimeoutMs ?? remainingMs, remainingMs)));
+    r.outcome = await named("harness_start", () =>
+      runHarness(r, deps, AbortSignal.any([signal, agentAbort.signal]), Math.min(agentTimeoutMs ?? remainingMs, remainingMs)),
+    );
   } finally {
     clearTimeout(agentTimer);
     r.timing.agent_exec_ms = since(t0);
@@ -71,9 +73,18 @@ export async function runStage(r: Rollout, deps: StageDeps, taskDeadline: number
 async function runHarness(r: Rollout, deps: StageDeps, signal: AbortSignal, timeoutMs: number): Promise<HarnessRunOutcome> {
   const t0 = performance.now();
   try {
-    return await deps.runner.run({ sandbox: r.sandbox!, harness: r.harness, agent: r.request.agent, instruction: r.request.instruction, session: r.session!, timeoutMs, signal });
+    return await deps.runner.run({
+      sandbox: r.sandbox!,
+      harness: r.harness,
+      agent: r.request.agent,
+      instruction: r.request.instruction,
+      session: r.session!,
+      timeoutMs,
+      signal,
+    });
   } catch (err) {
-    if (signal.aborted && !r.abort.signal.aborted) return { exit_code: null, timed_out: true, final_output: "", error: "killed at the agent timeout", duration_ms: performance.now() - t0 };
+    if (signal.aborted && !r.abort.signal.aborted)
+      return { exit_code: null, timed_out: true, final_output: "", error: "killed at the agent timeout", duration_ms: performance.now() - t0 };
     throw err;
   }
 }

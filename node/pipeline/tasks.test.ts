@@ -41,7 +41,9 @@ test("finished tasks are pruned after their retention, never a rollout a coordin
   expect(await node.submit({ task_id: "old", metadata: { group_id: 1 } })).toEqual({ accepted: true });
   await node.waitDone("old");
   const assignments = new AssignmentsRepo(node.store.db);
-  await node.repo.createTask("coordinator:ro_1.1", TaskRequest.parse({ task_id: "t", instruction: "x", agent: { harness: "mini" } }), [{ id: "ro_1.1", sampleIndex: 0, priority: 0 }]);
+  await node.repo.createTask("coordinator:ro_1.1", TaskRequest.parse({ task_id: "t", instruction: "x", agent: { harness: "mini" } }), [
+    { id: "ro_1.1", sampleIndex: 0, priority: 0 },
+  ]);
   await assignments.insert({ rolloutId: "ro_1.1", coordinatorRolloutId: "ro_1", attempt: 1, groupId: "grp", taskId: "t" });
   await node.repo.setTaskStatus("coordinator:ro_1.1", "completed", true);
   const later = new Date(Date.now() + 60_000).toISOString();

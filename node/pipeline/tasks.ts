@@ -92,7 +92,13 @@ export class TaskBook {
       }
       const task = { request, harness: names.harness, strategy: names.strategy };
       // After a restart every rollout has a result (recovery stored the unfinished ones): none is fed again.
-      const entry = liveTask(task, rollouts.map((r) => r.id), results, row.status === "cancelling" ? "cancelling" : "running", rollouts.length);
+      const entry = liveTask(
+        task,
+        rollouts.map((r) => r.id),
+        results,
+        row.status === "cancelling" ? "cancelling" : "running",
+        rollouts.length,
+      );
       this.live.set(row.taskId, entry);
       await this.maybeDone(row.taskId, entry);
     }

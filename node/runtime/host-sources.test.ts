@@ -22,7 +22,10 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 const roots = [root];
 
 async function refusal(work: Promise<unknown>): Promise<PolarError> {
-  const err = await work.then(() => null, (e: unknown) => e);
+  const err = await work.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(PolarError);
   expect((err as PolarError).message).not.toContain("HOST-SECRET");
   return err as PolarError;
@@ -35,7 +38,8 @@ async function entries(tar: Uint8Array): Promise<Record<string, string>> {
     for await (const entry of extract) {
       const chunks: Buffer[] = [];
       for await (const chunk of entry) chunks.push(chunk as Buffer);
-      found[entry.header.name] = entry.header.type === "symlink" ? `-> ${entry.header.linkname}` : entry.header.type === "directory" ? "dir" : Buffer.concat(chunks).toString();
+      found[entry.header.name] =
+        entry.header.type === "symlink" ? `-> ${entry.header.linkname}` : entry.header.type === "directory" ? "dir" : Buffer.concat(chunks).toString();
     }
   })();
   extract.end(Buffer.from(tar));
@@ -71,8 +75,12 @@ test("what is opened is re-checked: a path that points out of the roots when it 
   // descriptor's real path is outside, so nothing is read.
   const swapped = join(base, "swapped");
   symlinkSync(outside, swapped);
-  expect((await refusal(openWithin(join(swapped, "secret.txt"), constants.O_RDONLY | constants.O_NOFOLLOW, roots, "upload_file source", "x"))).message).toContain("outside");
-  expect((await refusal(openWithin(swapped, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_DIRECTORY, roots, "upload_dir source", "x"))).message).toContain("symlink is not followed");
+  expect(
+    (await refusal(openWithin(join(swapped, "secret.txt"), constants.O_RDONLY | constants.O_NOFOLLOW, roots, "upload_file source", "x"))).message,
+  ).toContain("outside");
+  expect(
+    (await refusal(openWithin(swapped, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_DIRECTORY, roots, "upload_dir source", "x"))).message,
+  ).toContain("symlink is not followed");
 });
 
 test("'any' roots (a trusted caller) read as named", async () => {

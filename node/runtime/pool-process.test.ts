@@ -14,24 +14,28 @@ const root = await mkdtemp(join(tmpdir(), "polar-pool-process-"));
 afterAll(() => rm(root, { recursive: true, force: true }));
 
 const run = findBwrap() || process.env.POLAR_REQUIRE_BWRAP === "1" ? test : test.skip;
-run(`pool over the process runtime${findBwrap() ? "" : " [SKIPPED: bwrap not installed]"}`, async () => {
-  const nodeId = "pool-process-test";
-  const pool = createSandboxPool({ runtime: createProcessRuntime({ root }), nodeId, healthCheckMs: 0, prepareInPool: true });
-  const spec = RuntimeSpec.parse({ prepare: [{ type: "upload_file", path: "task.txt", content: "prepared" }] });
-  const key = poolKey(spec, true);
-  const events: PoolEvent[] = [];
-  pool.onEvent((e) => events.push(e));
-  pool.setDemand(spec, 2);
-  for (let i = 0; i < 400 && pool.warm()[key] !== 2; i++) await Bun.sleep(25);
-  expect(pool.warm()[key]).toBe(2);
+run(
+  `pool over the process runtime${findBwrap() ? "" : " [SKIPPED: bwrap not installed]"}`,
+  async () => {
+    const nodeId = "pool-process-test";
+    const pool = createSandboxPool({ runtime: createProcessRuntime({ root }), nodeId, healthCheckMs: 0, prepareInPool: true });
+    const spec = RuntimeSpec.parse({ prepare: [{ type: "upload_file", path: "task.txt", content: "prepared" }] });
+    const key = poolKey(spec, true);
+    const events: PoolEvent[] = [];
+    pool.onEvent((e) => events.push(e));
+    pool.setDemand(spec, 2);
+    for (let i = 0; i < 400 && pool.warm()[key] !== 2; i++) await Bun.sleep(25);
+    expect(pool.warm()[key]).toBe(2);
 
-  const sandbox = await pool.take(spec, { rollout_id: "r-1" });
-  expect(events.find((e) => e.type === "taken")).toMatchObject({ sandbox_id: sandbox.id, warm: true });
-  expect((await sandbox.exec({ command: "cat task.txt" })).stdout).toBe("prepared");
-  await pool.release(sandbox);
-  expect(await sandbox.alive()).toBe(false);
-  expect(existsSync(sandbox.hostRunDir)).toBe(false);
+    const sandbox = await pool.take(spec, { rollout_id: "r-1" });
+    expect(events.find((e) => e.type === "taken")).toMatchObject({ sandbox_id: sandbox.id, warm: true });
+    expect((await sandbox.exec({ command: "cat task.txt" })).stdout).toBe("prepared");
+    await pool.release(sandbox);
+    expect(await sandbox.alive()).toBe(false);
+    expect(existsSync(sandbox.hostRunDir)).toBe(false);
 
-  await pool.close();
-  expect(await readdir(join(root, nodeId))).toEqual([]);
-}, 120_000);
+    await pool.close();
+    expect(await readdir(join(root, nodeId))).toEqual([]);
+  },
+  120_000,
+);

@@ -38,7 +38,9 @@ const MAX_RETRY_DELAY_MS = 30_000;
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value && typeof value === "object") {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
   }
   return JSON.stringify(value);
@@ -169,10 +171,13 @@ export class Pool implements SandboxPool {
 
   private scheduleRetry(at: number): void {
     if (this.retryTimer || this.closing) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      for (const state of this.keys.values()) this.refill(state);
-    }, Math.max(at - Date.now(), 0));
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = undefined;
+        for (const state of this.keys.values()) this.refill(state);
+      },
+      Math.max(at - Date.now(), 0),
+    );
     this.retryTimer.unref?.();
   }
 

@@ -25,7 +25,10 @@ if (docker) {
       runRoot = await mkdtemp(join(tmpdir(), "polar-prepare-test-"));
       host = await mkdtemp(join(tmpdir(), "polar-prepare-src-"));
       await writePrepareSources(host);
-      sandbox = await createDockerRuntime({ docker, runRoot }).create({ spec: RuntimeSpec.parse({ image: BUSYBOX, workdir: "/work" }), labels: { node_id: nodeId } });
+      sandbox = await createDockerRuntime({ docker, runRoot }).create({
+        spec: RuntimeSpec.parse({ image: BUSYBOX, workdir: "/work" }),
+        labels: { node_id: nodeId },
+      });
     }, T);
 
     afterAll(async () => {
@@ -35,23 +38,35 @@ if (docker) {
       await rm(host, { recursive: true, force: true });
     }, T);
 
-    test("uploads and an exec retried until it succeeds", async () => {
-      await expectUploadsAndRetriedExec(sandbox, host);
-    }, T);
+    test(
+      "uploads and an exec retried until it succeeds",
+      async () => {
+        await expectUploadsAndRetriedExec(sandbox, host);
+      },
+      T,
+    );
 
-    test("an exec that keeps failing throws after max_attempts, with its output", async () => {
-      const action = PrepareAction.parse({ type: "exec", command: "echo attempt >> /tmp/count; echo bad >&2; exit 4", max_attempts: 2 });
-      const err = await prepareSandbox(sandbox, [action]).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(PolarError);
-      expect((err as PolarError).details).toMatchObject({ exit_code: 4, timed_out: false, stderr_tail: "bad\n" });
-      const count = await sandbox.exec({ command: "wc -l < /tmp/count" });
-      expect(count.stdout.trim()).toBe("2");
-    }, T);
+    test(
+      "an exec that keeps failing throws after max_attempts, with its output",
+      async () => {
+        const action = PrepareAction.parse({ type: "exec", command: "echo attempt >> /tmp/count; echo bad >&2; exit 4", max_attempts: 2 });
+        const err = await prepareSandbox(sandbox, [action]).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(PolarError);
+        expect((err as PolarError).details).toMatchObject({ exit_code: 4, timed_out: false, stderr_tail: "bad\n" });
+        const count = await sandbox.exec({ command: "wc -l < /tmp/count" });
+        expect(count.stdout.trim()).toBe("2");
+      },
+      T,
+    );
 
-    test("a timed-out exec step reports the timeout", async () => {
-      const action = PrepareAction.parse({ type: "exec", command: ["sleep", "60"], timeout_seconds: 0.3 });
-      const err = await prepareSandbox(sandbox, [action]).catch((e: unknown) => e);
-      expect((err as PolarError).details).toMatchObject({ exit_code: null, timed_out: true });
-    }, T);
+    test(
+      "a timed-out exec step reports the timeout",
+      async () => {
+        const action = PrepareAction.parse({ type: "exec", command: ["sleep", "60"], timeout_seconds: 0.3 });
+        const err = await prepareSandbox(sandbox, [action]).catch((e: unknown) => e);
+        expect((err as PolarError).details).toMatchObject({ exit_code: null, timed_out: true });
+      },
+      T,
+    );
   });
 }

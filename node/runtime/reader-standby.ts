@@ -44,7 +44,10 @@ export class ReaderStandby<R> {
     while (!this.closed && this.running === 0 && this.armed.length < this.size) {
       const armed: Armed<R> = { ready: this.start() };
       // A failure surfaces at the command that takes this reader (it then starts another).
-      armed.ready.then((reader) => (armed.settled = reader), () => (armed.settled = null));
+      armed.ready.then(
+        (reader) => (armed.settled = reader),
+        () => (armed.settled = null),
+      );
       this.armed.push(armed);
       started.push(armed.ready.catch(() => undefined));
     }
@@ -86,6 +89,10 @@ export class ReaderStandby<R> {
   close(): void {
     this.closed = true;
     clearTimeout(this.rearmTimer);
-    for (const armed of this.armed.splice(0)) void armed.ready.then((r) => this.kit.discard(r), () => undefined);
+    for (const armed of this.armed.splice(0))
+      void armed.ready.then(
+        (r) => this.kit.discard(r),
+        () => undefined,
+      );
   }
 }

@@ -54,7 +54,12 @@ describe("runtime registry", () => {
       const path = Bun.which(tool);
       if (path) Bun.spawnSync(["ln", "-s", path, join(bin, tool)]);
     }
-    const run = Bun.spawnSync([process.execPath, join(ROOT, "bin/polar.ts"), "demo"], { cwd: ROOT, env: { ...process.env, PATH: `${dirname(process.execPath)}:${bin}` }, stdout: "pipe", stderr: "pipe" });
+    const run = Bun.spawnSync([process.execPath, join(ROOT, "bin/polar.ts"), "demo"], {
+      cwd: ROOT,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}:${bin}` },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     Bun.spawnSync(["rm", "-rf", bin]);
     const stderr = run.stderr.toString().trim().split("\n");
     expect(run.exitCode).toBe(2);

@@ -42,7 +42,10 @@ export const BWRAP_HINT = "install bubblewrap (apt-get install bubblewrap, or ru
  * fresh /proc, on `true` — once, before any rollout would fail on it.
  */
 function bwrapFailure(bwrap: string): string | null {
-  const run = Bun.spawnSync([bwrap, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "true"], { stdout: "ignore", stderr: "pipe" });
+  const run = Bun.spawnSync(
+    [bwrap, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "true"],
+    { stdout: "ignore", stderr: "pipe" },
+  );
   return run.exitCode === 0 ? null : run.stderr.toString().trim() || `exit ${run.exitCode}`;
 }
 
@@ -57,7 +60,10 @@ const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
       }
       const failure = bwrap === null ? null : bwrapFailure(bwrap);
       if (failure !== null) {
-        throw new PolarError("bad_request", `bwrap cannot create a sandbox on this machine (${failure}): run \`bash scripts/setup.sh\` as root (in a container it mounts the unmasked /proc bwrap needs), allow unprivileged user namespaces, or use --runtime docker`);
+        throw new PolarError(
+          "bad_request",
+          `bwrap cannot create a sandbox on this machine (${failure}): run \`bash scripts/setup.sh\` as root (in a container it mounts the unmasked /proc bwrap needs), allow unprivileged user namespaces, or use --runtime docker`,
+        );
       }
       return createProcessRuntime({ ...(options.policy ? { policy: options.policy } : {}), ...(options.limits ? { limits: options.limits } : {}) });
     },
@@ -69,7 +75,11 @@ const RUNTIMES: Record<RuntimeBackend, RuntimeEntry> = {
       const probe = await probeDocker(options.images ?? []);
       if (!probe.ok) throw new PolarError("bad_request", `the docker runtime cannot start: ${probe.reason}`);
       const { createDockerRuntime } = await import("./docker/docker.ts");
-      return createDockerRuntime({ docker: probe.docker, ...(options.policy ? { policy: options.policy } : {}), ...(options.limits ? { limits: options.limits } : {}) });
+      return createDockerRuntime({
+        docker: probe.docker,
+        ...(options.policy ? { policy: options.policy } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
+      });
     },
   },
 };

@@ -57,7 +57,13 @@ test("a path outside every root is refused without being looked at: a missing an
 });
 
 test("eval_prepare steps (a task row's, or extra keys of a request's runtime) are checked like prepare", () => {
-  const runtime = { prepare: [], eval_prepare: [{ type: "exec", command: "true" }, { type: "upload_dir", source: "/root", path: "r" }] };
+  const runtime = {
+    prepare: [],
+    eval_prepare: [
+      { type: "exec", command: "true" },
+      { type: "upload_dir", source: "/root", path: "r" },
+    ],
+  };
   expect(runtimeRequestRefusals(runtime, policy).map((r) => r.loc)).toEqual([["eval_prepare", 1, "source"]]);
 });
 

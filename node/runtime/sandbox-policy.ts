@@ -79,7 +79,8 @@ function inside(path: string, root: string): boolean {
 export function resolveHostPath(path: string, roots: readonly string[]): { real: string } | { refusal: string } {
   if (!isAbsolute(path) || path.includes("\0")) return { refusal: "a host path must be absolute (task files resolve relative sources against their folder)" };
   const lexical = resolve(path);
-  if (!roots.some((root) => inside(lexical, root))) return { refusal: "host path is outside the folders this node's operator allows (sandbox.host_path_roots)" };
+  if (!roots.some((root) => inside(lexical, root)))
+    return { refusal: "host path is outside the folders this node's operator allows (sandbox.host_path_roots)" };
   let real: string;
   try {
     real = realpathSync(lexical);
@@ -123,7 +124,10 @@ export function runtimeRequestRefusals(runtime: RuntimeRequest | null | undefine
   const allowed = new Set(policy.allowedCapabilities);
   (runtime.cap_add ?? []).forEach((cap, index) => {
     if (allowed.has("ALL") || allowed.has(normalizeCapability(cap))) return;
-    refusals.push({ loc: ["cap_add", index], msg: `capability ${JSON.stringify(cap)} is not allowed on this node (its operator can allow it with sandbox.allow_cap_add)` });
+    refusals.push({
+      loc: ["cap_add", index],
+      msg: `capability ${JSON.stringify(cap)} is not allowed on this node (its operator can allow it with sandbox.allow_cap_add)`,
+    });
   });
   for (const source of [...sourcesOf(runtime.prepare, "prepare"), ...sourcesOf(runtime.eval_prepare, "eval_prepare")]) {
     const why = hostPathRefusal(source.msg, policy.hostPathRoots);

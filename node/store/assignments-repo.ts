@@ -41,7 +41,8 @@ export class AssignmentsRepo {
   async acknowledge(coordinatorRolloutId: string, attempt: number): Promise<void> {
     const rows = await this.db.select().from(coordinatorAssignments).where(eq(coordinatorAssignments.coordinatorRolloutId, coordinatorRolloutId));
     for (const row of rows) {
-      if (row.attempt === attempt) await this.db.update(coordinatorAssignments).set({ ackedAt: new Date().toISOString() }).where(eq(coordinatorAssignments.rolloutId, row.rolloutId));
+      if (row.attempt === attempt)
+        await this.db.update(coordinatorAssignments).set({ ackedAt: new Date().toISOString() }).where(eq(coordinatorAssignments.rolloutId, row.rolloutId));
     }
   }
 }

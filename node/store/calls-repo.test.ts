@@ -20,7 +20,11 @@ afterEach(() => {
 
 /** A harness's tool list: the same few KB on every call of a session. */
 const TOOLS: RecordedCall["request"]["tools"] = [
-  { name: "bash", description: "Run a shell command in the repository. ".repeat(40), parameters: { type: "object", properties: { command: { type: "string" } } } },
+  {
+    name: "bash",
+    description: "Run a shell command in the repository. ".repeat(40),
+    parameters: { type: "object", properties: { command: { type: "string" } } },
+  },
   { name: "read", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } } } },
 ];
 
@@ -43,7 +47,14 @@ function call(sessionId: string, seq: number, promptIds: number[] | null, output
     seq,
     dialect: "chat",
     request: { model: "m", messages: conversation(seq), tools: TOOLS, sampling: {}, stream: false },
-    response: { id: `r${seq}`, model: "m", content: "ok", tool_calls: [], finish_reason: "stop", usage: { prompt_tokens: promptIds?.length ?? 0, completion_tokens: outputIds?.length ?? 0 } },
+    response: {
+      id: `r${seq}`,
+      model: "m",
+      content: "ok",
+      tool_calls: [],
+      finish_reason: "stop",
+      usage: { prompt_tokens: promptIds?.length ?? 0, completion_tokens: outputIds?.length ?? 0 },
+    },
     prompt_ids: promptIds,
     output_ids: outputIds,
     logprobs: outputIds ? outputIds.map((_, i) => -0.123456789012345 * (i + 1)) : null,
@@ -156,7 +167,12 @@ describe("CallsRepo", () => {
     const reopened = await openNodeStore(path);
     const again = new CallsRepo(reopened.db);
     await again.insert(call(row.id, 3, [1, 2, 3, 9, 5, 6, 7, 8], [9]));
-    expect((await again.list(row.id)).map((c) => c.prompt_ids)).toEqual([[1, 2, 3], [1, 2, 3, 9], [1, 2, 3, 9, 5, 6], [1, 2, 3, 9, 5, 6, 7, 8]]);
+    expect((await again.list(row.id)).map((c) => c.prompt_ids)).toEqual([
+      [1, 2, 3],
+      [1, 2, 3, 9],
+      [1, 2, 3, 9, 5, 6],
+      [1, 2, 3, 9, 5, 6, 7, 8],
+    ]);
     reopened.close();
   });
 
@@ -195,7 +211,8 @@ describe("CallsRepo", () => {
     // One entry (the session) holding its 4 most recent calls; each prompt extends the one before,
     // so the older three point into the newest call's arrays: about one context is charged.
     const newest = recorded.at(-1)!;
-    const floor = heapBytes.numbers(newest.prompt_ids) + heapBytes.numbers(newest.output_ids) + 2 * JSON.stringify([newest.request.messages, newest.request.tools]).length;
+    const floor =
+      heapBytes.numbers(newest.prompt_ids) + heapBytes.numbers(newest.output_ids) + 2 * JSON.stringify([newest.request.messages, newest.request.tools]).length;
     expect(budget.entries).toBe(1);
     expect(budget.usedBytes).toBeGreaterThan(floor);
     expect(budget.usedBytes).toBeLessThan(floor * 1.5);

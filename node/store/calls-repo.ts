@@ -73,7 +73,9 @@ export class CallsRepo {
     } catch (err) {
       this.recent.delete(call.session_id);
       if (!(await this.sessionExists(call.session_id))) {
-        throw new PolarError("not_found", `session ${call.session_id} was deleted while this call was in flight; the call was not recorded`, undefined, { cause: err });
+        throw new PolarError("not_found", `session ${call.session_id} was deleted while this call was in flight; the call was not recorded`, undefined, {
+          cause: err,
+        });
       }
       throw err;
     }
@@ -114,13 +116,19 @@ export class CallsRepo {
 
   /** Highest recorded seq of a session, or -1. */
   async lastSeq(sessionId: string): Promise<number> {
-    const [row] = await this.db.select({ seq: max(calls.seq) }).from(calls).where(eq(calls.sessionId, sessionId));
+    const [row] = await this.db
+      .select({ seq: max(calls.seq) })
+      .from(calls)
+      .where(eq(calls.sessionId, sessionId));
     return row?.seq ?? -1;
   }
 
   /** Bytes stored for a session: prompt suffixes, outputs, logprobs, and request JSON. */
   async storedBytes(sessionId: string): Promise<{ prompt: number; output: number; logprobs: number; requests: number }> {
-    const rows = await this.db.select({ p: calls.promptSuffix, o: calls.outputIds, l: calls.logprobs, r: calls.request }).from(calls).where(eq(calls.sessionId, sessionId));
+    const rows = await this.db
+      .select({ p: calls.promptSuffix, o: calls.outputIds, l: calls.logprobs, r: calls.request })
+      .from(calls)
+      .where(eq(calls.sessionId, sessionId));
     const total = { prompt: 0, output: 0, logprobs: 0, requests: 0 };
     for (const r of rows) {
       total.prompt += r.p?.byteLength ?? 0;

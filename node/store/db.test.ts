@@ -40,7 +40,14 @@ function call(sessionId: string, seq: number, promptIds: number[]): RecordedCall
       sampling: { max_tokens: 8 },
       stream: false,
     },
-    response: { id: `r${seq}`, model: "m", content: "ok", tool_calls: [], finish_reason: "stop", usage: { prompt_tokens: promptIds.length, completion_tokens: 1 } },
+    response: {
+      id: `r${seq}`,
+      model: "m",
+      content: "ok",
+      tool_calls: [],
+      finish_reason: "stop",
+      usage: { prompt_tokens: promptIds.length, completion_tokens: 1 },
+    },
     prompt_ids: promptIds,
     output_ids: [7, 8],
     logprobs: [-0.125, -1e-9],
@@ -54,7 +61,13 @@ function call(sessionId: string, seq: number, promptIds: number[]): RecordedCall
 }
 
 const oldRequest = TaskRequest.parse({ task_id: "t1", instruction: "x", agent: { harness: "mini" } });
-const oldResult = SessionResult.parse({ session_id: "r1", task_id: "t1", status: "COMPLETED", trajectory: { status: "COMPLETED", traces: [] }, metadata: { reward: 1 } });
+const oldResult = SessionResult.parse({
+  session_id: "r1",
+  task_id: "t1",
+  status: "COMPLETED",
+  trajectory: { status: "COMPLETED", traces: [] },
+  metadata: { reward: 1 },
+});
 
 describe("node store on bun:sqlite", () => {
   test("a database the node wrote through @libsql/client opens and reads back; new calls extend its old ones", async () => {
@@ -75,7 +88,9 @@ describe("node store on bun:sqlite", () => {
       await old.insert(schema.sessions).values({ id: "ses_old", tokenHash: "h", metadata: { rollout_id: "r1" }, createdAt: "2026-12-01T00:00:00.000Z" });
       for (const row of rows) await old.insert(schema.calls).values(row);
       await old.insert(schema.rolloutTasks).values({ taskId: "t1", request: oldRequest, status: "completed", createdAt: "c", finishedAt: "f" });
-      await old.insert(schema.rollouts).values({ id: "r1", taskId: "t1", sampleIndex: 0, state: "COMPLETED", priority: 0, createdAt: "c", updatedAt: "u", gatewaySessionId: "ses_old" });
+      await old
+        .insert(schema.rollouts)
+        .values({ id: "r1", taskId: "t1", sampleIndex: 0, state: "COMPLETED", priority: 0, createdAt: "c", updatedAt: "u", gatewaySessionId: "ses_old" });
       await old.insert(schema.rolloutResults).values({ rolloutId: "r1", taskId: "t1", status: "COMPLETED", result: oldResult, createdAt: "c" });
       client.close();
     }
@@ -84,7 +99,12 @@ describe("node store on bun:sqlite", () => {
     expect(store.db.$client.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     const calls = new CallsRepo(store.db);
     expect(await calls.list("ses_old")).toEqual(recorded);
-    expect(await new SessionsRepo(store.db).get("ses_old")).toEqual({ id: "ses_old", metadata: { rollout_id: "r1" }, createdAt: "2026-12-01T00:00:00.000Z", closedAt: null });
+    expect(await new SessionsRepo(store.db).get("ses_old")).toEqual({
+      id: "ses_old",
+      metadata: { rollout_id: "r1" },
+      createdAt: "2026-12-01T00:00:00.000Z",
+      closedAt: null,
+    });
     const rollouts = new RolloutsRepo(store.db);
     expect(await rollouts.results("t1")).toEqual([oldResult]);
     expect((await rollouts.rolloutsOf("t1")).map((r) => [r.id, r.state, r.gatewaySessionId])).toEqual([["r1", "COMPLETED", "ses_old"]]);

@@ -47,9 +47,21 @@ function oldRows(): { sql: string; args: (string | number | Buffer | null)[] }[]
       .join(", ")})`,
     args: Object.values(values),
   });
-  const common = { session_id: SESSION, dialect: "chat", engine_url: "http://127.0.0.1:1", policy_version: 2, queued_ms: 0.5, engine_ms: 3, total_ms: 4, started_at: "2026-12-01T00:00:00.000Z" };
+  const common = {
+    session_id: SESSION,
+    dialect: "chat",
+    engine_url: "http://127.0.0.1:1",
+    policy_version: 2,
+    queued_ms: 0.5,
+    engine_ms: 3,
+    total_ms: 4,
+    started_at: "2026-12-01T00:00:00.000Z",
+  };
   return [
-    { sql: "INSERT INTO sessions (id, token_hash, metadata, created_at) VALUES (?, ?, ?, ?)", args: [SESSION, "hash", '{"rollout":"r1"}', "2026-12-01T00:00:00.000Z"] },
+    {
+      sql: "INSERT INTO sessions (id, token_hash, metadata, created_at) VALUES (?, ?, ?, ?)",
+      args: [SESSION, "hash", '{"rollout":"r1"}', "2026-12-01T00:00:00.000Z"],
+    },
     insert({
       ...common,
       seq: 0,
@@ -96,7 +108,15 @@ function oldRows(): { sql: string; args: (string | number | Buffer | null)[] }[]
       messages_base_seq: 0,
       messages_base_len: 2,
       tools_base_seq: 0,
-      response: JSON.stringify({ id: "r1", model: "m", content: "done END", toolCalls: [], finishReason: "stop", stopSequence: "END", usage: { promptTokens: 9, completionTokens: 1 } }),
+      response: JSON.stringify({
+        id: "r1",
+        model: "m",
+        content: "done END",
+        toolCalls: [],
+        finishReason: "stop",
+        stopSequence: "END",
+        usage: { promptTokens: 9, completionTokens: 1 },
+      }),
       prompt_base_seq: 0,
       prompt_base_len: 5,
       prompt_suffix: encodeIds([6, 7]),
@@ -119,7 +139,14 @@ function oldRows(): { sql: string; args: (string | number | Buffer | null)[] }[]
 }
 
 const timings = { queued_ms: 0.5, engine_ms: 3, total_ms: 4 };
-const common = { session_id: SESSION, dialect: "chat" as const, engine_url: "http://127.0.0.1:1", policy_version: 2, timings, started_at: "2026-12-01T00:00:00.000Z" };
+const common = {
+  session_id: SESSION,
+  dialect: "chat" as const,
+  engine_url: "http://127.0.0.1:1",
+  policy_version: 2,
+  timings,
+  started_at: "2026-12-01T00:00:00.000Z",
+};
 const assistant = { role: "assistant" as const, content: "", reasoning: "look first", tool_calls: [{ id: "c0", name: "bash", arguments: '{"command":"ls"}' }] };
 const toolResult = { role: "tool" as const, content: "a.txt", tool_call_id: "c0", name: "bash" };
 
@@ -128,8 +155,24 @@ const EXPECTED: RecordedCall[] = [
   {
     ...common,
     seq: 0,
-    request: { model: "m", messages: MESSAGES_0 as RecordedCall["request"]["messages"], tools: TOOLS, tool_choice: "auto", sampling: { max_tokens: 64, top_p: 0.9, top_k: 20, seed: 1 }, stream: true, render_hints: { include_usage: true } },
-    response: { id: "r0", model: "m", content: "", reasoning: "look first", tool_calls: assistant.tool_calls, finish_reason: "tool_calls", usage: { prompt_tokens: 3, completion_tokens: 2 } },
+    request: {
+      model: "m",
+      messages: MESSAGES_0 as RecordedCall["request"]["messages"],
+      tools: TOOLS,
+      tool_choice: "auto",
+      sampling: { max_tokens: 64, top_p: 0.9, top_k: 20, seed: 1 },
+      stream: true,
+      render_hints: { include_usage: true },
+    },
+    response: {
+      id: "r0",
+      model: "m",
+      content: "",
+      reasoning: "look first",
+      tool_calls: assistant.tool_calls,
+      finish_reason: "tool_calls",
+      usage: { prompt_tokens: 3, completion_tokens: 2 },
+    },
     prompt_ids: [1, 2, 3],
     output_ids: [4, 5],
     logprobs: [-0.5, -0.25],
@@ -147,7 +190,15 @@ const EXPECTED: RecordedCall[] = [
       stream: false,
       render_hints: { tool_namespaces: { ns__bash: { namespace: "ns", name: "bash" } } },
     },
-    response: { id: "r1", model: "m", content: "done END", tool_calls: [], finish_reason: "stop", stop_sequence: "END", usage: { prompt_tokens: 9, completion_tokens: 1 } },
+    response: {
+      id: "r1",
+      model: "m",
+      content: "done END",
+      tool_calls: [],
+      finish_reason: "stop",
+      stop_sequence: "END",
+      usage: { prompt_tokens: 9, completion_tokens: 1 },
+    },
     prompt_ids: [1, 2, 3, 4, 5, 6, 7],
     output_ids: [8],
     logprobs: [-1],
@@ -157,7 +208,13 @@ const EXPECTED: RecordedCall[] = [
   {
     ...common,
     seq: 2,
-    request: { model: "m", messages: [...(MESSAGES_0 as RecordedCall["request"]["messages"]), assistant, toolResult], tools: [], sampling: { max_tokens: 8 }, stream: false },
+    request: {
+      model: "m",
+      messages: [...(MESSAGES_0 as RecordedCall["request"]["messages"]), assistant, toolResult],
+      tools: [],
+      sampling: { max_tokens: 8 },
+      stream: false,
+    },
     response: null,
     prompt_ids: null,
     output_ids: null,

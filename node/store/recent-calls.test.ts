@@ -70,7 +70,14 @@ function session(seed: number, calls: number): RecordedCall[] {
   for (let seq = 0; seq < calls; seq++) {
     const roll = r();
     if (roll < 0.15 && agents.length < 3) agents.push({ prompt: [1, 2, 9], messages: [{ role: "system", content: `sub ${seq}` }] });
-    if (roll > 0.92) agents[0] = { prompt: [1, 2, next++], messages: [{ role: "system", content: "main" }, { role: "user", content: `summary ${seq}` }] };
+    if (roll > 0.92)
+      agents[0] = {
+        prompt: [1, 2, next++],
+        messages: [
+          { role: "system", content: "main" },
+          { role: "user", content: `summary ${seq}` },
+        ],
+      };
     const agent = agents[Math.floor(r() * agents.length)]!;
     const output = Array.from({ length: 1 + Math.floor(r() * 3) }, () => next++);
     out.push(call(seq, [...agent.prompt], output, [...agent.messages], r() < 0.1 ? [] : tools));

@@ -53,7 +53,9 @@ export class RolloutsRepo {
       ...(earlier ? this.archiveStatements(earlier) : []),
       this.db.insert(rolloutTasks).values({ taskId, request, status: "running", createdAt: now }),
       ...items.flatMap((r) => [
-        this.db.insert(rollouts).values({ id: r.id, taskId, sampleIndex: r.sampleIndex, state: "QUEUED", priority: r.priority, createdAt: now, updatedAt: now }),
+        this.db
+          .insert(rollouts)
+          .values({ id: r.id, taskId, sampleIndex: r.sampleIndex, state: "QUEUED", priority: r.priority, createdAt: now, updatedAt: now }),
         this.db.insert(rolloutEvents).values({ rolloutId: r.id, seq: 0, fromState: null, toState: "QUEUED", at: now }),
       ]),
     ];
@@ -87,7 +89,10 @@ export class RolloutsRepo {
 
   /** Number of rollouts a task has. */
   async rolloutCount(taskId: string): Promise<number> {
-    const [row] = await this.db.select({ n: sql<number>`count(*)` }).from(rollouts).where(eq(rollouts.taskId, taskId));
+    const [row] = await this.db
+      .select({ n: sql<number>`count(*)` })
+      .from(rollouts)
+      .where(eq(rollouts.taskId, taskId));
     return Number(row?.n ?? 0);
   }
 
@@ -122,7 +127,10 @@ export class RolloutsRepo {
 
   /** Rollouts not in a terminal state: what a restarted node must account for. */
   async unfinishedRollouts(): Promise<RolloutRow[]> {
-    const rows = await this.db.select().from(rollouts).where(notInArray(rollouts.state, [...TERMINAL_STATES]));
+    const rows = await this.db
+      .select()
+      .from(rollouts)
+      .where(notInArray(rollouts.state, [...TERMINAL_STATES]));
     return rows.map(toRolloutRow);
   }
 
@@ -143,7 +151,10 @@ export class RolloutsRepo {
 
   /** Tasks that finished but whose callback was not delivered yet. */
   async pendingCallbacks(): Promise<TaskRow[]> {
-    const rows = await this.db.select().from(rolloutTasks).where(inArray(rolloutTasks.status, ["completed", "failed", "cancelled"]));
+    const rows = await this.db
+      .select()
+      .from(rolloutTasks)
+      .where(inArray(rolloutTasks.status, ["completed", "failed", "cancelled"]));
     return rows.filter((t) => t.finishedAt !== null && t.callbackDoneAt === null);
   }
 
@@ -159,7 +170,13 @@ export class RolloutsRepo {
 
   async events(rolloutId: string): Promise<RolloutEventRow[]> {
     return this.db
-      .select({ seq: rolloutEvents.seq, fromState: rolloutEvents.fromState, toState: rolloutEvents.toState, at: rolloutEvents.at, detail: rolloutEvents.detail })
+      .select({
+        seq: rolloutEvents.seq,
+        fromState: rolloutEvents.fromState,
+        toState: rolloutEvents.toState,
+        at: rolloutEvents.at,
+        detail: rolloutEvents.detail,
+      })
       .from(rolloutEvents)
       .where(eq(rolloutEvents.rolloutId, rolloutId))
       .orderBy(asc(rolloutEvents.seq));

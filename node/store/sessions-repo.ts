@@ -33,7 +33,12 @@ export class SessionsRepo {
   ) {
     this.byTokenHash = new LruMap(
       maxCachedSessions,
-      (row, hash) => heapBytes.entry + heapBytes.string(hash) + heapBytes.string(row.id) + heapBytes.string(JSON.stringify(row.metadata)) + 2 * heapBytes.string(row.createdAt),
+      (row, hash) =>
+        heapBytes.entry +
+        heapBytes.string(hash) +
+        heapBytes.string(row.id) +
+        heapBytes.string(JSON.stringify(row.metadata)) +
+        2 * heapBytes.string(row.createdAt),
     );
   }
 

@@ -33,7 +33,10 @@ async function importExercism(argv: string[]): Promise<void> {
   const values = parseFlags("tasks import exercism", SUMMARY, FLAGS, argv.slice(1));
   if (!values) return;
   const backend = oneOf(values, "runtime", RUNTIME_BACKENDS) ?? DEFAULT_RUNTIME;
-  const only = stringFlag(values, "only")?.split(",").map((s) => s.trim()).filter(Boolean);
+  const only = stringFlag(values, "only")
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const out = stringFlag(values, "out");
   const json = values.json === true;
   let exercises = readExercises(path);
@@ -65,7 +68,9 @@ async function importExercism(argv: string[]): Promise<void> {
       renameSync(partial, out);
     } else process.stdout.write(text);
     const skipped = results.length - tasks.length;
-    log(`${tasks.length}/${results.length} exercises imported${skipped ? `, ${skipped} skipped (reasons above)` : ""}${out ? ` → ${out}` : ""}; check them with: polar tasks validate ${out ?? "FILE"} --runtime ${backend}`);
+    log(
+      `${tasks.length}/${results.length} exercises imported${skipped ? `, ${skipped} skipped (reasons above)` : ""}${out ? ` → ${out}` : ""}; check them with: polar tasks validate ${out ?? "FILE"} --runtime ${backend}`,
+    );
     if (tasks.length === 0) process.exitCode = 1;
   } finally {
     await runtime.removeLeftovers(nodeId).catch(() => undefined);

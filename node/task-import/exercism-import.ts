@@ -48,7 +48,11 @@ function pick(files: Record<string, string>, paths: string[]): Record<string, st
   return Object.fromEntries(paths.map((p) => [p, files[p]!]));
 }
 
-function taskRow(exercise: Exercise, taskId: string, parts: { statement: string; repoFiles: Record<string, string>; baseCommit: string; testCommand: string; patch: string; testPatch: string }): TaskInput {
+function taskRow(
+  exercise: Exercise,
+  taskId: string,
+  parts: { statement: string; repoFiles: Record<string, string>; baseCommit: string; testCommand: string; patch: string; testPatch: string },
+): TaskInput {
   const uploads = Object.entries(parts.repoFiles).map(([path, content]) => ({ type: "upload_file" as const, path: `${BUNDLED_WORKDIR}/${path}`, content }));
   return {
     task_id: taskId,
@@ -121,7 +125,12 @@ async function importOne(exercise: Exercise, options: ImportOptions): Promise<Im
       // The tests are hidden: the mock policy checks its change by compiling it instead.
       ...(sources.length > 0 ? { mock_check_command: `python3 -m py_compile ${sources.join(" ")}` } : {}),
     };
-    return result({ task, fail_to_pass: found.failToPass.length, pass_to_pass: found.passToPass.length, wrong_variant: found.wrong?.mutant.description ?? null });
+    return result({
+      task,
+      fail_to_pass: found.failToPass.length,
+      pass_to_pass: found.passToPass.length,
+      wrong_variant: found.wrong?.mutant.description ?? null,
+    });
   } catch (err) {
     const error = asPolarError(err);
     return result({ problem: error.code === "internal" && error.message === "internal error" ? String(err) : error.message });

@@ -35,7 +35,12 @@ describe("exercise roles", () => {
       slug: "pay-io",
       origin: "test",
       files: {
-        ".meta/config.json": config({ solution: ["pay_io.py"], test: ["pay_io_test.py", "test_utils.py"], example: [".meta/example.py"], editor: ["helpers.py"] }),
+        ".meta/config.json": config({
+          solution: ["pay_io.py"],
+          test: ["pay_io_test.py", "test_utils.py"],
+          example: [".meta/example.py"],
+          editor: ["helpers.py"],
+        }),
         ".meta/example.py": "x = 1\n",
         "pay_io.py": "x = 0\n",
         "helpers.py": "",
@@ -44,7 +49,12 @@ describe("exercise roles", () => {
       },
     };
     const roles = exerciseRoles(exercise);
-    expect(roles).toEqual({ solution: ["pay_io.py"], editor: ["helpers.py"], test: ["pay_io_test.py", "test_utils.py"], example: [{ path: ".meta/example.py", solves: "pay_io.py" }] });
+    expect(roles).toEqual({
+      solution: ["pay_io.py"],
+      editor: ["helpers.py"],
+      test: ["pay_io_test.py", "test_utils.py"],
+      example: [{ path: ".meta/example.py", solves: "pay_io.py" }],
+    });
     // The helper is imported by the tests, not run as a test module of its own... unless named like one.
     expect(testModules(roles)).toEqual(["pay_io_test", "test_utils"]);
     expect(testModules({ ...roles, test: ["pay_io_test.py", "fixtures.py"] })).toEqual(["pay_io_test"]);
@@ -57,11 +67,42 @@ describe("exercise roles", () => {
 
   test("several reference files map onto the solution files by name; a missing declared file or one that is both test and stub is refused", () => {
     const files = { "a.py": "", "b.py": "", "t_test.py": "", ".meta/a.py": "", ".meta/b.py": "" };
-    const roles = exerciseRoles({ slug: "ab", origin: "ab", files: { ...files, ".meta/config.json": config({ solution: ["a.py", "b.py"], test: ["t_test.py"], example: [".meta/b.py", ".meta/a.py"] }) } });
-    expect(roles.example).toEqual([{ path: ".meta/b.py", solves: "b.py" }, { path: ".meta/a.py", solves: "a.py" }]);
-    expect(errorOf(() => exerciseRoles({ slug: "ab", origin: "ab", files: { ...files, ".meta/config.json": config({ solution: ["a.py"], test: ["gone_test.py"], example: [".meta/a.py"] }) } })).message).toContain("test file gone_test.py is missing");
-    expect(errorOf(() => exerciseRoles({ slug: "ab", origin: "ab", files: { ...files, ".meta/config.json": config({ solution: ["a.py"], test: ["a.py"], example: [".meta/a.py"] }) } })).message).toContain("both a test file and a file the agent is given");
-    expect(errorOf(() => exerciseRoles({ slug: "ab", origin: "ab", files: { ...files, ".meta/config.json": config({ solution: ["../escape.py"], test: ["t_test.py"], example: [".meta/a.py"] }) } })).message).toContain("not a relative path inside the exercise folder");
+    const roles = exerciseRoles({
+      slug: "ab",
+      origin: "ab",
+      files: { ...files, ".meta/config.json": config({ solution: ["a.py", "b.py"], test: ["t_test.py"], example: [".meta/b.py", ".meta/a.py"] }) },
+    });
+    expect(roles.example).toEqual([
+      { path: ".meta/b.py", solves: "b.py" },
+      { path: ".meta/a.py", solves: "a.py" },
+    ]);
+    expect(
+      errorOf(() =>
+        exerciseRoles({
+          slug: "ab",
+          origin: "ab",
+          files: { ...files, ".meta/config.json": config({ solution: ["a.py"], test: ["gone_test.py"], example: [".meta/a.py"] }) },
+        }),
+      ).message,
+    ).toContain("test file gone_test.py is missing");
+    expect(
+      errorOf(() =>
+        exerciseRoles({
+          slug: "ab",
+          origin: "ab",
+          files: { ...files, ".meta/config.json": config({ solution: ["a.py"], test: ["a.py"], example: [".meta/a.py"] }) },
+        }),
+      ).message,
+    ).toContain("both a test file and a file the agent is given");
+    expect(
+      errorOf(() =>
+        exerciseRoles({
+          slug: "ab",
+          origin: "ab",
+          files: { ...files, ".meta/config.json": config({ solution: ["../escape.py"], test: ["t_test.py"], example: [".meta/a.py"] }) },
+        }),
+      ).message,
+    ).toContain("not a relative path inside the exercise folder");
   });
 });
 
@@ -71,7 +112,7 @@ describe("problem statement", () => {
       slug: "two-fer",
       origin: "test",
       files: {
-        ".docs/instructions.append.md": "# Instructions append\n\nRaise `ValueError(\"no\")`.\n",
+        ".docs/instructions.append.md": '# Instructions append\n\nRaise `ValueError("no")`.\n',
         ".docs/instructions.md": "# Instructions\n\nSay hello.\n",
         ".docs/introduction.md": "# Introduction\n\nA story.\n",
         ".docs/hints.md": "# Hints\n\nnot part of the statement\n",
@@ -84,16 +125,23 @@ describe("problem statement", () => {
     const order = ["# Introduction", "# Instructions\n", "# Instructions append", "## Your task"].map((h) => statement.indexOf(h));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
-    expect(statement).toContain("Raise `ValueError(\"no\")`.");
+    expect(statement).toContain('Raise `ValueError("no")`.');
     expect(statement).toContain("`two_fer.py`");
     expect(statement).not.toContain("not part of the statement");
-    expect(errorOf(() => problemStatement({ ...exercise, files: { "two_fer.py": "" } }, exerciseRoles(exercise))).message).toContain(".docs/instructions.md is missing");
+    expect(errorOf(() => problemStatement({ ...exercise, files: { "two_fer.py": "" } }, exerciseRoles(exercise))).message).toContain(
+      ".docs/instructions.md is missing",
+    );
   });
 });
 
 describe("reading exercises", () => {
   test("a folder of exercise folders, one exercise folder, or a bundle — the same exercises, sorted by slug, caches left out", () => {
-    const files = { ".docs/instructions.md": "# Instructions\n", "two_fer.py": "def two_fer(): pass\n", "two_fer_test.py": "import unittest\n", ".meta/example.py": "x = 1\n" };
+    const files = {
+      ".docs/instructions.md": "# Instructions\n",
+      "two_fer.py": "def two_fer(): pass\n",
+      "two_fer_test.py": "import unittest\n",
+      ".meta/example.py": "x = 1\n",
+    };
     const root = join(tmp, "practice");
     writeFolder(join(root, "two-fer"), { ...files, "__pycache__/two_fer.cpython-311.pyc": "junk" });
     writeFolder(join(root, "bob"), { ".docs/instructions.md": "# Bob\n", "bob.py": "", "bob_test.py": "", ".meta/example.py": "" });

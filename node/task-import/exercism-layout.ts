@@ -120,7 +120,8 @@ export function readExercises(path: string): Exercise[] {
       .filter((e) => e.isDirectory() && isExerciseFolder(join(path, e.name)))
       .map((e) => ({ slug: e.name, files: readFolderFiles(join(path, e.name)), origin: join(path, e.name) }));
   }
-  if (exercises.length === 0) throw new PolarError("bad_request", `${path}: no exercises (expected a bundle of {"slug","files"} lines or folders with .docs/ and .meta/)`);
+  if (exercises.length === 0)
+    throw new PolarError("bad_request", `${path}: no exercises (expected a bundle of {"slug","files"} lines or folders with .docs/ and .meta/)`);
   for (const e of exercises) if (!SLUG.test(e.slug)) throw new PolarError("bad_request", `${e.origin}: "${e.slug}" is not an exercise slug`);
   const seen = new Set<string>();
   for (const e of exercises) {
@@ -167,7 +168,12 @@ export function exerciseRoles(exercise: Exercise): ExerciseRoles {
   const test = (declared?.test.length ? declared.test : [`${module}_test.py`]).map((p) => checkedPath(p, origin));
   const example = (declared?.example.length ? declared.example : [".meta/example.py"]).map((p) => checkedPath(p, origin));
   const editor = (declared?.editor ?? []).map((p) => checkedPath(p, origin));
-  for (const [role, paths] of [["solution", solution], ["test", test], ["example", example], ["editor", editor]] as const) {
+  for (const [role, paths] of [
+    ["solution", solution],
+    ["test", test],
+    ["example", example],
+    ["editor", editor],
+  ] as const) {
     for (const path of paths) if (files[path] === undefined) throw new PolarError("bad_request", `${origin}: ${role} file ${path} is missing`);
   }
   const overlap = test.filter((p) => solution.includes(p) || editor.includes(p));
@@ -192,7 +198,8 @@ export function problemStatement(exercise: Exercise, roles: ExerciseRoles): stri
   const parts = STATEMENT_FILES.map((p) => exercise.files[p]?.trim()).filter((t): t is string => t !== undefined && t !== "");
   const code = (paths: string[]) => paths.map((p) => `\`${p}\``).join(", ");
   const editing = `Write your solution in ${code(roles.solution)}`;
-  const helpers = roles.editor.length > 0 ? ` (${code(roles.editor)} ${roles.editor.length === 1 ? "is a helper" : "are helpers"} you may read but not change)` : "";
+  const helpers =
+    roles.editor.length > 0 ? ` (${code(roles.editor)} ${roles.editor.length === 1 ? "is a helper" : "are helpers"} you may read but not change)` : "";
   const footer =
     `${editing}${helpers}, in this repository. Hidden unit tests (Python's standard-library \`unittest\`) import ${roles.solution.length === 1 ? "it" : "them"}: ` +
     "keep the names of the existing functions and classes. Use only the Python standard library.";

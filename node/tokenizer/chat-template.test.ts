@@ -57,9 +57,7 @@ describe("pivot → template input", () => {
   });
 
   test("non-JSON arguments stay text and render verbatim", () => {
-    const [m] = pivotToTemplateMessages([
-      { role: "assistant", content: "", tool_calls: [{ id: "c", name: "bash", arguments: "not json" }] },
-    ]);
+    const [m] = pivotToTemplateMessages([{ role: "assistant", content: "", tool_calls: [{ id: "c", name: "bash", arguments: "not json" }] }]);
     expect(m!.tool_calls![0]!.function.arguments).toBe("not json");
   });
 });

@@ -24,11 +24,13 @@ const TokenizerJson = z.object({
       pretokenizers: z.array(z.object({ type: z.string() }).passthrough()),
     })
     .passthrough(),
-  model: z.object({
-    type: z.literal("BPE"),
-    vocab: z.record(z.string(), z.number().int()),
-    merges: z.array(z.union([z.string(), z.tuple([z.string(), z.string()])])),
-  }).passthrough(),
+  model: z
+    .object({
+      type: z.literal("BPE"),
+      vocab: z.record(z.string(), z.number().int()),
+      merges: z.array(z.union([z.string(), z.tuple([z.string(), z.string()])])),
+    })
+    .passthrough(),
 });
 
 const SpecialTokenValue = z.union([z.string(), z.object({ content: z.string() }).passthrough()]).nullable();
@@ -113,11 +115,7 @@ export function loadModelFolder(path: string = defaultModelFolderPath()): ModelF
  * when every merge i produces the token with id (first merge id + i), which holds for
  * tiktoken-derived vocabularies such as Qwen's. Anything else is refused, not silently wrong.
  */
-function assertMergeRanksAreIds(
-  vocab: Record<string, number>,
-  merges: (string | [string, string])[],
-  path: string,
-): void {
+function assertMergeRanksAreIds(vocab: Record<string, number>, merges: (string | [string, string])[], path: string): void {
   const firstMergeId = Object.keys(vocab).length - merges.length;
   merges.forEach((merge, i) => {
     const [a, b] = typeof merge === "string" ? (merge.split(" ") as [string, string]) : merge;

@@ -28,7 +28,16 @@ function fakeModelFolder(): string {
 }
 
 function fakePrepared(path: string, tag: string): PreparedModel {
-  const folder: ModelFolder = { path, vocab: { a: 0, b: 1 }, addedTokens: [], pattern: tag, nfc: false, chatTemplate: "", specialTokensMap: {}, modelMaxLength: undefined };
+  const folder: ModelFolder = {
+    path,
+    vocab: { a: 0, b: 1 },
+    addedTokens: [],
+    pattern: tag,
+    nfc: false,
+    chatTemplate: "",
+    specialTokensMap: {},
+    modelMaxLength: undefined,
+  };
   return { folder, ranks: "YQ== 0\nYg== 1" };
 }
 

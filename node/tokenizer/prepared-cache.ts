@@ -30,7 +30,10 @@ function cacheKey(folderPath: string): string {
     const s = statSync(join(folderPath, f));
     return `${f}:${s.size}:${s.mtimeMs}`;
   });
-  return createHash("sha256").update(JSON.stringify([FORMAT, folderPath, stamps])).digest("hex").slice(0, 32);
+  return createHash("sha256")
+    .update(JSON.stringify([FORMAT, folderPath, stamps]))
+    .digest("hex")
+    .slice(0, 32);
 }
 
 /** Our own file: its envelope is checked; the vocabulary was validated when the entry was written. */

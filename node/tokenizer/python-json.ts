@@ -7,9 +7,7 @@ export function pythonJsonDumps(value: unknown): string {
   if (value === null || value === undefined) return "null";
   if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(", ")}]`;
   if (typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).map(
-      ([k, v]) => `${JSON.stringify(k)}: ${pythonJsonDumps(v)}`,
-    );
+    const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${JSON.stringify(k)}: ${pythonJsonDumps(v)}`);
     return `{${entries.join(", ")}}`;
   }
   if (typeof value === "number" && !Number.isFinite(value)) {

@@ -41,7 +41,7 @@ export const TOKENIZER_CORPUS: readonly string[] = [
   "Special tokens inline: <|im_start|>user\nhi<|im_end|> <|endoftext|> <think></think> <tool_call>x</tool_call>",
   "Special token with a combining overlay: <think>\u0338 and <\u0338 end",
   "Near-special text: <|im_star|> <think > < think> </ think> <|IM_END|>",
-  "JSON: {\"name\": \"bash\", \"arguments\": {\"command\": \"echo hello > out.txt\", \"timeout\": 30}}",
+  'JSON: {"name": "bash", "arguments": {"command": "echo hello > out.txt", "timeout": 30}}',
   "URLs https://example.com/path?query=1&b=2#frag and emails someone@example.org",
   "Markdown **bold** _italic_ `code` \n- item\n- item\n\n| a | b |\n|---|---|\n",
   "Repeated punctuation!!!??? ... --- === *** ~~~ ### $$$",

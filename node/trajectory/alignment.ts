@@ -52,12 +52,7 @@ function lastIndexAtOrBefore(ids: readonly number[], id: number, from: number): 
 }
 
 /** Align `tail` against `prompt`, explaining divergences only by the `allowed` asymmetries. */
-export function alignTail(
-  tail: TraceTail,
-  prompt: HashedTokens,
-  allowed: ReadonlySet<NormalisationKind>,
-  ctx: AlignmentContext,
-): Alignment {
+export function alignTail(tail: TraceTail, prompt: HashedTokens, allowed: ReadonlySet<NormalisationKind>, ctx: AlignmentContext): Alignment {
   const s = tail.tokens;
   const normalisations: NormalisationKind[] = [];
   let j = 0; // position in the tail

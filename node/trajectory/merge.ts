@@ -2,13 +2,7 @@
 // new prompt is matched against the open traces; this module is the shared merge loop: longest
 // matching tail wins, the prompt's new tokens become masked context, the sampled ids are the
 // trainable tokens, and a call that matches nothing starts a new trace with a classified cause.
-import {
-  NORMALISATION_KINDS,
-  type NormalisationKind,
-  type SplitCause,
-  type Strategy,
-  type TraceSplit,
-} from "../../protocol/trace.ts";
+import { NORMALISATION_KINDS, type NormalisationKind, type SplitCause, type Strategy, type TraceSplit } from "../../protocol/trace.ts";
 import { alignTail, type Alignment, type AlignmentContext, type TraceTail } from "./alignment.ts";
 import { HashedTokens } from "./token-hash.ts";
 import { TraceBuilder } from "./trace-builder.ts";

@@ -10,10 +10,16 @@ test("each declared asymmetry is named alone", () => {
   expect(explain("<|im_start|>assistant\n<think>\n\n</think>\n\nHi<|im_end|>", "<|im_start|>assistant\nHi<|im_end|>")).toEqual(["generation-glue"]);
   expect(explain("<|im_start|>assistant\n<think>\nplan\n</think>\n\nHi<|im_end|>", "<|im_start|>assistant\nHi<|im_end|>")).toEqual(["thinking-strip"]);
   expect(
-    explain("x-anthropic-billing-header: cc_version=2.0.1; cch=1;\nBe good<|im_end|>", "x-anthropic-billing-header: cc_version=2.0.2; cch=9;\nBe good<|im_end|>"),
+    explain(
+      "x-anthropic-billing-header: cc_version=2.0.1; cch=1;\nBe good<|im_end|>",
+      "x-anthropic-billing-header: cc_version=2.0.2; cch=9;\nBe good<|im_end|>",
+    ),
   ).toEqual(["volatile-text"]);
   expect(
-    explain('<tool_call>\n{"name":"bash","arguments":{"b":1,"a":"x"}}\n</tool_call>', '<tool_call>\n{"name": "bash", "arguments": {"a": "x", "b": 1}}\n</tool_call>'),
+    explain(
+      '<tool_call>\n{"name":"bash","arguments":{"b":1,"a":"x"}}\n</tool_call>',
+      '<tool_call>\n{"name": "bash", "arguments": {"a": "x", "b": 1}}\n</tool_call>',
+    ),
   ).toEqual(["tool-args-drift"]);
   expect(explain("same text", "same text")).toEqual(["tokenization-drift"]);
 });

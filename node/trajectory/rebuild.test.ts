@@ -67,7 +67,10 @@ describe("thinking on: earlier reasoning stripped from history", () => {
   test("reasoning kept in the tool loop: only the next user query strips it", () => {
     const calls = scenario.laterQueryStripSession();
     const strict = run(calls, "prefix-merge");
-    expect(strict.traces.map((t) => t.calls)).toEqual([[0, 1, 2], [3, 4, 5]]);
+    expect(strict.traces.map((t) => t.calls)).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
     expect(strict.stats.splits).toEqual([{ seq: 3, cause: "thinking-strip", compared_with: 0 }]);
     const aware = run(calls, "template-aware");
     expect(aware.traces.length).toBe(1);
@@ -163,7 +166,10 @@ describe("structural breaks split every merge strategy", () => {
   test.each(MERGES)("%s: compaction starts a new trace, classified as compaction", (strategy) => {
     const calls = scenario.compactionSession();
     const { traces, stats } = run(calls, strategy);
-    expect(traces.map((t) => t.calls)).toEqual([[0, 1, 2], [3, 4, 5]]);
+    expect(traces.map((t) => t.calls)).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
     expect(stats.splits).toEqual([{ seq: 3, cause: "compaction", compared_with: 0 }]);
     traces.forEach((t) => expectFaithfulMerge(t, calls));
   });
@@ -171,7 +177,10 @@ describe("structural breaks split every merge strategy", () => {
   test.each(MERGES)("%s: interleaved sub-agent gives two traces, classified as sub-agent", (strategy) => {
     const calls = scenario.subAgentSession();
     const { traces, stats } = run(calls, strategy);
-    expect(traces.map((t) => t.calls)).toEqual([[0, 2, 5], [1, 3, 4]]);
+    expect(traces.map((t) => t.calls)).toEqual([
+      [0, 2, 5],
+      [1, 3, 4],
+    ]);
     expect(stats.splits).toEqual([{ seq: 1, cause: "sub-agent", compared_with: 0 }]);
     traces.forEach((t) => expectFaithfulMerge(t, calls));
   });

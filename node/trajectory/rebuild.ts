@@ -36,11 +36,7 @@ export interface RebuildOptions {
 
 const DEFAULT_MAX_OPEN_TRACES = 16;
 
-function buildTraces(
-  calls: readonly TokenCall[],
-  strategy: Strategy,
-  options: RebuildOptions,
-): { builders: TraceBuilder[]; splits: TraceSplit[] } {
+function buildTraces(calls: readonly TokenCall[], strategy: Strategy, options: RebuildOptions): { builders: TraceBuilder[]; splits: TraceSplit[] } {
   const volatilePatterns = options.volatilePatterns ?? DEFAULT_VOLATILE_PATTERNS;
   switch (strategy) {
     case "per-call":

@@ -73,9 +73,7 @@ export function retokenizeTrace(calls: readonly TokenCall[], tokenizer: Trajecto
     ...last.request.messages,
     { role: "assistant", content: response.content, reasoning: response.reasoning, tool_calls: response.tool_calls },
   ];
-  const ids = tokenizer.encode(
-    tokenizer.renderChat({ messages, tools: last.request.tools, thinking: last.request.thinking, addGenerationPrompt: false }),
-  );
+  const ids = tokenizer.encode(tokenizer.renderChat({ messages, tools: last.request.tools, thinking: last.request.thinking, addGenerationPrompt: false }));
   const spans = assistantSpans(ids, tokenizer);
   const turnIndexes = messages.flatMap((m, i) => (m.role === "assistant" ? [i] : []));
   // Spans that do not pair one to one with the assistant turns cannot be attributed: no logprobs.

@@ -66,8 +66,7 @@ export class HashedTokens {
   rangeEquals(from: number, other: HashedTokens, otherFrom: number, len: number): boolean {
     if (from + len > this.length || otherFrom + len > other.length) return false;
     return (
-      this.rangeA(from, from + len) === other.rangeA(otherFrom, otherFrom + len) &&
-      this.rangeB(from, from + len) === other.rangeB(otherFrom, otherFrom + len)
+      this.rangeA(from, from + len) === other.rangeA(otherFrom, otherFrom + len) && this.rangeB(from, from + len) === other.rangeB(otherFrom, otherFrom + len)
     );
   }
 

@@ -4,13 +4,7 @@
 // context before each call's sampled span is from the prompt the engine saw — so strategies only
 // decide which tokens go where.
 import type { FinishReason } from "../../protocol/chat.ts";
-import {
-  NORMALISATION_KINDS,
-  type NormalisationCounts,
-  type NormalisationKind,
-  type Strategy,
-  type Trace,
-} from "../../protocol/trace.ts";
+import { NORMALISATION_KINDS, type NormalisationCounts, type NormalisationKind, type Strategy, type Trace } from "../../protocol/trace.ts";
 import type { TokenCall } from "./usable-calls.ts";
 
 export function zeroNormalisations(): NormalisationCounts {

@@ -41,7 +41,9 @@ function pidsCgroupMissing(): string | null {
 const missing: Record<HostTool, () => string | null> = {
   bwrap: () => (Bun.which("bwrap") ? null : "bwrap not installed — bash scripts/setup.sh (as root) or apt-get install bubblewrap"),
   pytest: () =>
-    present(["/bin/sh", "-c", "python3 -c 'import pytest'"]) ? null : "pytest for the system python3 not installed — bash scripts/setup.sh (as root) or apt-get install python3-pytest",
+    present(["/bin/sh", "-c", "python3 -c 'import pytest'"])
+      ? null
+      : "pytest for the system python3 not installed — bash scripts/setup.sh (as root) or apt-get install python3-pytest",
   pids_cgroup: pidsCgroupMissing,
 };
 
@@ -61,7 +63,10 @@ export function required(tool: HostTool): boolean {
  */
 /** Why the tools that are not required are missing (empty when all are there, or required). */
 export function missingTools(...tools: HostTool[]): string[] {
-  return tools.filter((t) => !required(t)).map(hostToolMissing).filter((r): r is string => r !== null);
+  return tools
+    .filter((t) => !required(t))
+    .map(hostToolMissing)
+    .filter((r): r is string => r !== null);
 }
 
 export function testNeeding(...tools: HostTool[]): TestFn {

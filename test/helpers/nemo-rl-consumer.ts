@@ -33,7 +33,8 @@ export function consumeAsNemoRl(row: Json, result: Json): NemoRlSample {
   if (typeof result !== "object" || result === null) throw new NemoRlRejected("Hit a non-successful response when querying NeMo Gym for rollouts");
   const response = result.response;
   // result_input = nemo_gym_result["responses_create_params"].get("input", []): a KeyError without the echo.
-  if (!result.responses_create_params || !("input" in result.responses_create_params)) throw new NemoRlRejected("responses_create_params.input missing from the result");
+  if (!result.responses_create_params || !("input" in result.responses_create_params))
+    throw new NemoRlRejected("responses_create_params.input missing from the result");
   if (!row.responses_create_params) throw new NemoRlRejected("responses_create_params missing from the row");
   const messageLog: NemoRlMessage[] = [];
   const seen: number[] = [];
@@ -46,7 +47,8 @@ export function consumeAsNemoRl(row: Json, result: Json): NemoRlSample {
     }
     const generation = item.generation_token_ids as number[];
     const logprobs = item.generation_log_probs as number[];
-    if (!Array.isArray(logprobs) || logprobs.length !== generation.length) throw new NemoRlRejected("generation_log_probs must have one entry per generated token");
+    if (!Array.isArray(logprobs) || logprobs.length !== generation.length)
+      throw new NemoRlRejected("generation_log_probs must have one entry per generated token");
     if (logprobs.some((lp) => typeof lp !== "number" || Number.isNaN(lp))) throw new NemoRlRejected("Generation logprobs contain NaN");
     messageLog.push({ role: "user", token_ids: prompt.slice(seen.length) });
     messageLog.push({ role: "assistant", token_ids: generation, generation_logprobs: logprobs });
@@ -54,6 +56,7 @@ export function consumeAsNemoRl(row: Json, result: Json): NemoRlSample {
   }
   if (messageLog.length === 0) throw new NemoRlRejected("NeMo Gym returned a result with no generation data");
   const reward = Number(result.reward);
-  if (typeof result.reward !== "number" || !Number.isFinite(reward)) throw new NemoRlRejected(`float(result["reward"]) fails on ${JSON.stringify(result.reward)}`);
+  if (typeof result.reward !== "number" || !Number.isFinite(reward))
+    throw new NemoRlRejected(`float(result["reward"]) fails on ${JSON.stringify(result.reward)}`);
   return { message_log: messageLog, reward, mask_sample: Boolean((result.instance_config ?? {}).mask_sample ?? false), seen_token_ids: seen };
 }

@@ -20,11 +20,23 @@ export interface NodeStack {
 }
 
 /** The mock engine solves bundled tasks (gold patch) in half of the sessions, deterministically per seed. */
-export async function startNodeStack(settings: Partial<NodeConfigInput> = {}, parts: NodeParts = {}, engineOptions: MockEngineOptionsInput = {}): Promise<NodeStack> {
+export async function startNodeStack(
+  settings: Partial<NodeConfigInput> = {},
+  parts: NodeParts = {},
+  engineOptions: MockEngineOptionsInput = {},
+): Promise<NodeStack> {
   const dir = mkdtempSync(join(tmpdir(), "polar-node-e2e-"));
   const engine = await startMockEngine({ port: 0, tasks: BUNDLED_TASKS_FILE, successProbability: 0.5, ...engineOptions });
   const node = await startNode(
-    parseNodeConfig({ admin_token: ADMIN_TOKEN, rollout_token: ROLLOUT_TOKEN, port: 0, db: join(dir, "node.db"), node_id: `e2e-${process.pid}-${Date.now()}`, engine: { urls: [engine.url] }, ...settings }),
+    parseNodeConfig({
+      admin_token: ADMIN_TOKEN,
+      rollout_token: ROLLOUT_TOKEN,
+      port: 0,
+      db: join(dir, "node.db"),
+      node_id: `e2e-${process.pid}-${Date.now()}`,
+      engine: { urls: [engine.url] },
+      ...settings,
+    }),
     parts,
   );
   return {
@@ -39,7 +51,11 @@ export async function startNodeStack(settings: Partial<NodeConfigInput> = {}, pa
 }
 
 export async function submit(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await rolloutFetch(`${url}/rollout/task/submit`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await rolloutFetch(`${url}/rollout/task/submit`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
   return { status: res.status, json: await res.json() };
 }
 

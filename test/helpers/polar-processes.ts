@@ -18,14 +18,34 @@ export class PolarProcesses {
   }
 
   /** Starts a coordinator on `db` and resolves with its URL once it listens. */
-  async coordinator(options: { db: string; port?: number; graceMs?: number; heartbeatMs?: number; extra?: string[]; stderr?: "pipe" | "inherit" }): Promise<{ url: string; child: Child }> {
-    const child = this.spawn([
-      "coordinator",
-      ...["--port", String(options.port ?? 0), "--db", options.db],
-      ...["--node-grace-ms", String(options.graceMs ?? 1500), "--heartbeat-ms", String(options.heartbeatMs ?? 500)],
-      ...["--node-token", TOKENS.nodeToken, "--trainer-token", TOKENS.trainerToken, "--admin-token", TOKENS.adminToken, "--rollout-token", TOKENS.rolloutToken],
-      ...(options.extra ?? []),
-    ], {}, options.stderr ?? "inherit");
+  async coordinator(options: {
+    db: string;
+    port?: number;
+    graceMs?: number;
+    heartbeatMs?: number;
+    extra?: string[];
+    stderr?: "pipe" | "inherit";
+  }): Promise<{ url: string; child: Child }> {
+    const child = this.spawn(
+      [
+        "coordinator",
+        ...["--port", String(options.port ?? 0), "--db", options.db],
+        ...["--node-grace-ms", String(options.graceMs ?? 1500), "--heartbeat-ms", String(options.heartbeatMs ?? 500)],
+        ...[
+          "--node-token",
+          TOKENS.nodeToken,
+          "--trainer-token",
+          TOKENS.trainerToken,
+          "--admin-token",
+          TOKENS.adminToken,
+          "--rollout-token",
+          TOKENS.rolloutToken,
+        ],
+        ...(options.extra ?? []),
+      ],
+      {},
+      options.stderr ?? "inherit",
+    );
     const line = await firstLine(child.stdout as ReadableStream<Uint8Array>);
     return { url: (JSON.parse(line) as { url: string }).url, child };
   }

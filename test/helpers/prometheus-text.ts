@@ -177,6 +177,7 @@ export function sampleValue(families: Map<string, MetricFamily>, name: string, l
 /** Sum over every sample of `name` whose labels include `match`. */
 export function sampleSum(families: Map<string, MetricFamily>, name: string, match: Record<string, string> = {}): number {
   let total = 0;
-  for (const f of families.values()) for (const s of f.samples) if (s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)) total += s.value;
+  for (const f of families.values())
+    for (const s of f.samples) if (s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v)) total += s.value;
   return total;
 }

@@ -7,15 +7,7 @@ import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RecordedCall } from "../../protocol/calls.ts";
-import {
-  getHarness,
-  pinnedBinary,
-  runOnHost,
-  type HarnessAdapter,
-  type HarnessOptions,
-  type HostRunResult,
-  type PinnedCli,
-} from "../../node/harness/index.ts";
+import { getHarness, pinnedBinary, runOnHost, type HarnessAdapter, type HarnessOptions, type HostRunResult, type PinnedCli } from "../../node/harness/index.ts";
 import type { Stack } from "./stack.ts";
 
 export const REAL_CLIS = ["pi", "qwen-code", "codex", "claude-code"] as const satisfies readonly PinnedCli[];

@@ -53,19 +53,36 @@ const RECIPES: Recipe[] = [
     what: "mini",
     run: { cli: "mini", instruction: stepsInstruction },
     script: narratedSteps,
-    combos: [[true, "vllm"], [false, "vllm"], [true, "tito"], [true, "tito-splice"], [false, "tito-splice"]],
+    combos: [
+      [true, "vllm"],
+      [false, "vllm"],
+      [true, "tito"],
+      [true, "tito-splice"],
+      [false, "tito-splice"],
+    ],
   },
   {
     what: "pi-two-queries",
-    run: { cli: "pi", instruction: "Part two: write f3.txt and f4.txt, then say Done.", options: { extraArgs: ["Part one: write f1.txt and f2.txt with the shell."] } },
+    run: {
+      cli: "pi",
+      instruction: "Part two: write f3.txt and f4.txt, then say Done.",
+      options: { extraArgs: ["Part one: write f1.txt and f2.txt with the shell."] },
+    },
     script: twoQueries,
-    combos: [[true, "vllm"], [false, "vllm"], [true, "tito-splice"]],
+    combos: [
+      [true, "vllm"],
+      [false, "vllm"],
+      [true, "tito-splice"],
+    ],
   },
   {
     what: "pi-subagent",
     run: { cli: "pi", instruction: "Write f1.txt, delegate to a sub-agent, write f3.txt, then say Done." },
     script: subAgent,
-    combos: [[true, "vllm"], [false, "tito"]],
+    combos: [
+      [true, "vllm"],
+      [false, "tito"],
+    ],
   },
   {
     what: "codex-compaction",

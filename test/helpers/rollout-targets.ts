@@ -43,7 +43,17 @@ export async function startTarget(kind: TargetKind, options: TargetOptions = {})
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), `polar-api-${kind}-`));
   const engine = await startMockEngine({ port: 0, tasks: BUNDLED_TASKS_FILE, successProbability: 0.5, script: ONE_CALL, ...options.engine });
   const coordinator =
-    kind === "coordinator" ? await startCoordinator({ port: 0, db: join(dir, "coordinator.db"), heartbeatMs: 200, nodeGraceMs: 2_000, tasks: BUNDLED_TASKS_FILE, ...TOKENS, ...options.coordinator }) : undefined;
+    kind === "coordinator"
+      ? await startCoordinator({
+          port: 0,
+          db: join(dir, "coordinator.db"),
+          heartbeatMs: 200,
+          nodeGraceMs: 2_000,
+          tasks: BUNDLED_TASKS_FILE,
+          ...TOKENS,
+          ...options.coordinator,
+        })
+      : undefined;
   const node = await startNode(
     parseNodeConfig({
       admin_token: ADMIN_TOKEN,
@@ -61,11 +71,15 @@ export async function startTarget(kind: TargetKind, options: TargetOptions = {})
     }),
   );
   if (coordinator) {
-    await waitFor(async () => {
-      const res = await fetch(`${coordinator.url}/v1/admin/nodes`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } });
-      const nodes = ((await res.json()) as { nodes: { status: string }[] }).nodes;
-      return nodes.some((n) => n.status === "connected");
-    }, "the node connected", 30_000);
+    await waitFor(
+      async () => {
+        const res = await fetch(`${coordinator.url}/v1/admin/nodes`, { headers: { authorization: `Bearer ${TOKENS.adminToken}` } });
+        const nodes = ((await res.json()) as { nodes: { status: string }[] }).nodes;
+        return nodes.some((n) => n.status === "connected");
+      },
+      "the node connected",
+      30_000,
+    );
   }
   return {
     kind,

@@ -50,7 +50,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // Like a real deployment, the gateway sends the engine's served model name, whatever the harness asks for.
   let gateway: RunningGateway;
   try {
-    const backend = createBackend(options.backend ?? "vllm", { urls: [engine.url], model: ENGINE_MODEL, retries: 0, timeoutMs: 30_000, ...options.backendOptions });
+    const backend = createBackend(options.backend ?? "vllm", {
+      urls: [engine.url],
+      model: ENGINE_MODEL,
+      retries: 0,
+      timeoutMs: 30_000,
+      ...options.backendOptions,
+    });
     gateway = await startGateway({ port: 0, db: dbPath, adminToken: ADMIN_TOKEN, ...options.gateway }, backend, { log: options.log });
   } catch (err) {
     await engine.stop(); // a bad option must not leave the engine listening

@@ -68,41 +68,57 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("test output parsers on real runs", () => {
-  withPytest("pytest -rA", () => {
-    const report = parseTestOutput("pytest", run(["python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests/test_things.py"], join(dir, "py")));
-    expect(report.get("tests/test_things.py::ThingTest::test_ok")).toBe("passed");
-    expect(report.get("tests/test_things.py::ThingTest::test_fail")).toBe("failed");
-    expect(report.get("tests/test_things.py::ThingTest::test_error")).toBe("failed");
-    expect(report.get("tests/test_things.py::test_param[1]")).toBe("passed");
-    expect(report.get("tests/test_things.py::test_param[2]")).toBe("failed");
-  }, 60_000);
+  withPytest(
+    "pytest -rA",
+    () => {
+      const report = parseTestOutput("pytest", run(["python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests/test_things.py"], join(dir, "py")));
+      expect(report.get("tests/test_things.py::ThingTest::test_ok")).toBe("passed");
+      expect(report.get("tests/test_things.py::ThingTest::test_fail")).toBe("failed");
+      expect(report.get("tests/test_things.py::ThingTest::test_error")).toBe("failed");
+      expect(report.get("tests/test_things.py::test_param[1]")).toBe("passed");
+      expect(report.get("tests/test_things.py::test_param[2]")).toBe("failed");
+    },
+    60_000,
+  );
 
-  withPytest("pytest collection error: no test is reported, the file that failed is named, the session ran", () => {
-    const output = run(["python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"], join(dir, "py"));
-    const reader = testOutputReader("pytest");
-    expect(reader.parse(output).size).toBe(0);
-    expect(reader.collectionErrors(output)).toEqual(["tests/test_broken.py"]);
-    expect(reader.ran(output)).toBe(true);
-    expect(reader.ran("/usr/bin/python3: No module named pytest\n")).toBe(false);
-  }, 60_000);
+  withPytest(
+    "pytest collection error: no test is reported, the file that failed is named, the session ran",
+    () => {
+      const output = run(["python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests"], join(dir, "py"));
+      const reader = testOutputReader("pytest");
+      expect(reader.parse(output).size).toBe(0);
+      expect(reader.collectionErrors(output)).toEqual(["tests/test_broken.py"]);
+      expect(reader.ran(output)).toBe(true);
+      expect(reader.ran("/usr/bin/python3: No module named pytest\n")).toBe(false);
+    },
+    60_000,
+  );
 
-  withPytest("pytest -v lines", () => {
-    const report = parseTestOutput("pytest", run(["python3", "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests/test_things.py"], join(dir, "py")));
-    expect(report.get("tests/test_things.py::ThingTest::test_ok")).toBe("passed");
-    expect(report.get("tests/test_things.py::ThingTest::test_skipped")).toBe("skipped");
-    expect(report.get("tests/test_things.py::test_param[2]")).toBe("failed");
-  }, 60_000);
+  withPytest(
+    "pytest -v lines",
+    () => {
+      const report = parseTestOutput("pytest", run(["python3", "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests/test_things.py"], join(dir, "py")));
+      expect(report.get("tests/test_things.py::ThingTest::test_ok")).toBe("passed");
+      expect(report.get("tests/test_things.py::ThingTest::test_skipped")).toBe("skipped");
+      expect(report.get("tests/test_things.py::test_param[2]")).toBe("failed");
+    },
+    60_000,
+  );
 
-  withPytest("unittest -v (the test module imports pytest)", () => {
-    const report = parseTestOutput("unittest", run(["python3", "-m", "unittest", "-v", "-b", "tests.test_things"], join(dir, "py")));
-    expect(Object.fromEntries(report)).toEqual({
-      "tests.test_things.ThingTest.test_ok": "passed",
-      "tests.test_things.ThingTest.test_fail": "failed",
-      "tests.test_things.ThingTest.test_error": "error",
-      "tests.test_things.ThingTest.test_doc": "passed",
-      "tests.test_things.ThingTest.test_skipped": "skipped",
-    });
-  }, 60_000);
+  withPytest(
+    "unittest -v (the test module imports pytest)",
+    () => {
+      const report = parseTestOutput("unittest", run(["python3", "-m", "unittest", "-v", "-b", "tests.test_things"], join(dir, "py")));
+      expect(Object.fromEntries(report)).toEqual({
+        "tests.test_things.ThingTest.test_ok": "passed",
+        "tests.test_things.ThingTest.test_fail": "failed",
+        "tests.test_things.ThingTest.test_error": "error",
+        "tests.test_things.ThingTest.test_doc": "passed",
+        "tests.test_things.ThingTest.test_skipped": "skipped",
+      });
+    },
+    60_000,
+  );
 
   test("unittest: a module that does not import is named; the run is seen even with no verdicts", () => {
     const output = run(["python3", "-m", "unittest", "-v", "tests.test_broken"], join(dir, "py"));

@@ -11,7 +11,15 @@ const request: PivotRequest = {
     { role: "system", content: "be brief" },
     { role: "system", content: "use tools" },
     { role: "user", content: "make two files" },
-    { role: "assistant", content: "On it.", reasoning: "two calls", tool_calls: [{ id: "toolu_1", name: "bash", arguments: '{"command":"touch a"}' }, { id: "toolu_2", name: "bash", arguments: "not json" }] },
+    {
+      role: "assistant",
+      content: "On it.",
+      reasoning: "two calls",
+      tool_calls: [
+        { id: "toolu_1", name: "bash", arguments: '{"command":"touch a"}' },
+        { id: "toolu_2", name: "bash", arguments: "not json" },
+      ],
+    },
     { role: "tool", content: "ok", tool_call_id: "toolu_1", name: "bash" },
     { role: "tool", content: "ok too", tool_call_id: "toolu_2", name: "bash" },
     { role: "user", content: "thanks" },
@@ -64,7 +72,11 @@ describe("pivot → Anthropic Messages body", () => {
       stop_sequences: ["END"],
     });
     expect(body).not.toHaveProperty("seed");
-    expect(anthropicBody({ ...request, tool_choice: { name: "bash" }, sampling: { max_tokens: 99 } }, undefined)).toMatchObject({ model: "claude-x", max_tokens: 99, tool_choice: { type: "tool", name: "bash" } });
+    expect(anthropicBody({ ...request, tool_choice: { name: "bash" }, sampling: { max_tokens: 99 } }, undefined)).toMatchObject({
+      model: "claude-x",
+      max_tokens: 99,
+      tool_choice: { type: "tool", name: "bash" },
+    });
     expect(anthropicBody({ ...request, tool_choice: "none" }, undefined).tool_choice).toEqual({ type: "none" });
   });
 });
@@ -99,7 +111,8 @@ describe("Anthropic answer → pivot response", () => {
   });
 
   test("stop reasons: max_tokens → length, stop_sequence → stop with the sequence, end_turn → stop", () => {
-    const answer = (stop_reason: string, stop_sequence: string | null = null) => pivotFromAnthropic({ content: [{ type: "text", text: "x" }], stop_reason, stop_sequence }, "m");
+    const answer = (stop_reason: string, stop_sequence: string | null = null) =>
+      pivotFromAnthropic({ content: [{ type: "text", text: "x" }], stop_reason, stop_sequence }, "m");
     expect(answer("max_tokens").finish_reason).toBe("length");
     expect(answer("stop_sequence", "END")).toMatchObject({ finish_reason: "stop", stop_sequence: "END" });
     expect(answer("end_turn")).toMatchObject({ finish_reason: "stop", usage: { prompt_tokens: 0, completion_tokens: 0 } });

@@ -91,7 +91,14 @@ export function anthropicBody(request: PivotRequest, servedModel: string | undef
   }
   if (request.tool_choice !== undefined) {
     const choice = request.tool_choice;
-    body.tool_choice = choice === "auto" ? { type: "auto" } : choice === "required" ? { type: "any" } : choice === "none" ? { type: "none" } : { type: "tool", name: choice.name };
+    body.tool_choice =
+      choice === "auto"
+        ? { type: "auto" }
+        : choice === "required"
+          ? { type: "any" }
+          : choice === "none"
+            ? { type: "none" }
+            : { type: "tool", name: choice.name };
   }
   if (s.temperature !== undefined) body.temperature = s.temperature;
   if (s.top_p !== undefined) body.top_p = s.top_p;
@@ -168,7 +175,14 @@ export class AnthropicBackend extends EngineBackend {
 
   override async listModels(): Promise<string[]> {
     if (this.options.servedModel) return [this.options.servedModel];
-    const reply = await this.client.request({ sessionId: null, signal: new AbortController().signal, method: "GET", path: "/v1/models", schema: WireModels, headers: this.headers() });
+    const reply = await this.client.request({
+      sessionId: null,
+      signal: new AbortController().signal,
+      method: "GET",
+      path: "/v1/models",
+      schema: WireModels,
+      headers: this.headers(),
+    });
     return reply.data.data.map((m) => m.id);
   }
 }

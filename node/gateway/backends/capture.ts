@@ -7,10 +7,7 @@ import type { TokenCapture } from "./backend.ts";
 export type CaptureOutcome = TokenCapture | { problem: string };
 
 /** Usage from the captured ids when present (exact), else from the engine's own counts. */
-export function usageOf(
-  capture: CaptureOutcome,
-  engineUsage: { prompt_tokens: number; completion_tokens: number } | null | undefined,
-): PivotUsage {
+export function usageOf(capture: CaptureOutcome, engineUsage: { prompt_tokens: number; completion_tokens: number } | null | undefined): PivotUsage {
   if (!("problem" in capture)) return { prompt_tokens: capture.promptIds.length, completion_tokens: capture.outputIds.length };
   return { prompt_tokens: engineUsage?.prompt_tokens ?? 0, completion_tokens: engineUsage?.completion_tokens ?? 0 };
 }

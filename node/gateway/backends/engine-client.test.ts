@@ -59,7 +59,12 @@ describe("engine client policy", () => {
     const pending = backend.complete({ request: hello, sessionId: "s", signal: controller.signal });
     const reason = new Error("client went away");
     setTimeout(() => controller.abort(reason), 50);
-    expect(await pending.then(() => undefined, (err: unknown) => err)).toBe(reason);
+    expect(
+      await pending.then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+    ).toBe(reason);
   });
 
   test("refused connections after retries end in engine_unavailable", async () => {

@@ -5,9 +5,7 @@ import { engineErrorMessage, engineHttpError } from "./engine-errors.ts";
 describe("engine error mapping", () => {
   test("messages are read from OpenAI, vLLM/SGLang and FastAPI error bodies", () => {
     expect(engineErrorMessage(JSON.stringify({ error: { message: "bad tool", type: "BadRequestError", code: 400 } }))).toBe("bad tool");
-    expect(engineErrorMessage(JSON.stringify({ object: "error", message: "no such model", type: "NotFoundError", code: 404 }))).toBe(
-      "no such model",
-    );
+    expect(engineErrorMessage(JSON.stringify({ object: "error", message: "no such model", type: "NotFoundError", code: 404 }))).toBe("no such model");
     expect(engineErrorMessage(JSON.stringify({ detail: "Not Found" }))).toBe("Not Found");
     expect(engineErrorMessage("upstream exploded")).toBe("upstream exploded");
   });
@@ -36,10 +34,14 @@ describe("engine error mapping", () => {
       prompt_tokens: 5000,
     });
     expect(
-      parseContextLength("This model's maximum context length is 32768 tokens. However, you requested 32818 tokens in the messages, Please reduce the length of the messages."),
+      parseContextLength(
+        "This model's maximum context length is 32768 tokens. However, you requested 32818 tokens in the messages, Please reduce the length of the messages.",
+      ),
     ).toEqual({ max_context_tokens: 32768, prompt_tokens: 32818 });
     expect(
-      parseContextLength("This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages."),
+      parseContextLength(
+        "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.",
+      ),
     ).toEqual({ max_context_tokens: 128000, prompt_tokens: 130000 });
     expect(parseContextLength("The input (150000 tokens) is longer than the model's context length (128000 tokens).")).toEqual({
       max_context_tokens: 128000,
@@ -64,7 +66,7 @@ describe("engine error mapping", () => {
   });
 
   test("what a client sees of an engine's message is one short line without URLs; the log keeps it whole", () => {
-    const traceback = "Traceback (most recent call last):\n  File \"/srv/vllm/serve.py\", line 9\nRuntimeError: see http://10.0.0.7:8000/debug";
+    const traceback = 'Traceback (most recent call last):\n  File "/srv/vllm/serve.py", line 9\nRuntimeError: see http://10.0.0.7:8000/debug';
     const err = engineHttpError(500, JSON.stringify({ message: traceback }), "http://10.0.0.7:8000");
     expect(err.message).toBe("engine 500: Traceback (most recent call last):");
     expect(err.details).toMatchObject({ engineUrl: "http://10.0.0.7:8000", engineMessage: traceback });

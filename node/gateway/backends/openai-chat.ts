@@ -66,8 +66,7 @@ export function openAiChatBody(request: PivotRequest, options: ChatBodyOptions):
     }));
   }
   if (request.tool_choice !== undefined) {
-    body.tool_choice =
-      typeof request.tool_choice === "string" ? request.tool_choice : { type: "function", function: { name: request.tool_choice.name } };
+    body.tool_choice = typeof request.tool_choice === "string" ? request.tool_choice : { type: "function", function: { name: request.tool_choice.name } };
   }
   if (s.max_tokens !== undefined) body.max_tokens = s.max_tokens;
   if (s.temperature !== undefined) body.temperature = s.temperature;

@@ -4,8 +4,10 @@ import { PromptIdsJson } from "./prompt-ids-json.ts";
 
 const vllm = () => new PromptIdsJson((answer) => answer);
 const sglang = () => new PromptIdsJson((answer) => (answer.choices as unknown[] | undefined)?.[0]);
-const vllmAnswer = (ids: unknown[]) => JSON.stringify({ id: "c", choices: [{ token_ids: [7, 8], logprobs: { content: [] } }], prompt_token_ids: ids, usage: { prompt_tokens: ids.length } });
-const sglangAnswer = (ids: unknown[]) => JSON.stringify({ id: "c", choices: [{ message: { content: "]" }, prompt_token_ids: ids, meta_info: { output_token_logprobs: [[-0.5, 9, null]] } }] });
+const vllmAnswer = (ids: unknown[]) =>
+  JSON.stringify({ id: "c", choices: [{ token_ids: [7, 8], logprobs: { content: [] } }], prompt_token_ids: ids, usage: { prompt_tokens: ids.length } });
+const sglangAnswer = (ids: unknown[]) =>
+  JSON.stringify({ id: "c", choices: [{ message: { content: "]" }, prompt_token_ids: ids, meta_info: { output_token_logprobs: [[-0.5, 9, null]] } }] });
 
 /** The parsed answer with its Uint32Array ids as a plain array, to compare with what JSON.parse gives. */
 function plain(value: unknown): unknown {
@@ -19,7 +21,7 @@ const bytes = (text: string) => Buffer.from(text);
 
 /** A seeded stream of pseudo-random numbers in [0, 1). */
 function random(seed: number): () => number {
-  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe("PromptIdsJson", () => {
@@ -41,8 +43,10 @@ describe("PromptIdsJson", () => {
         let ids = prompts.get(session)!;
         const move = next();
         if (move < 0.5) ids = ids.concat(Array.from({ length: 1 + Math.floor(next() * 40) }, () => Math.floor(next() * 151_000)));
-        else if (move < 0.6) ids = ids.slice(0, Math.floor(next() * ids.length)); // compaction: a shorter prompt
-        else if (move < 0.7 && ids.length > 0) ids = [...ids.slice(0, -1), ids.at(-1)! * 10 + 1]; // the last id's digits extended
+        else if (move < 0.6)
+          ids = ids.slice(0, Math.floor(next() * ids.length)); // compaction: a shorter prompt
+        else if (move < 0.7 && ids.length > 0)
+          ids = [...ids.slice(0, -1), ids.at(-1)! * 10 + 1]; // the last id's digits extended
         else if (move < 0.8) ids = Array.from({ length: Math.floor(next() * 30) }, () => Math.floor(next() * 151_000));
         prompts.set(session, ids);
         const text = answer(ids);

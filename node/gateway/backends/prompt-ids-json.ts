@@ -142,7 +142,12 @@ export class PromptIdsJson {
   private list(sessionId: string | null, bytes: Buffer, open: number, close: number): Previous | null {
     const previous = sessionId === null ? undefined : this.sessions.get(sessionId);
     const end = previous ? open + previous.listLength : -1;
-    if (previous && end <= close && (bytes[end] === COMMA || end === close) && Buffer.compare(bytes.subarray(open, end), previous.list.subarray(0, previous.listLength)) === 0) {
+    if (
+      previous &&
+      end <= close &&
+      (bytes[end] === COMMA || end === close) &&
+      Buffer.compare(bytes.subarray(open, end), previous.list.subarray(0, previous.listLength)) === 0
+    ) {
       if (end === close) return previous;
       // Grown on a copy of the bookkeeping, so a list that fails to parse leaves the session's as it was.
       const next = { ...previous };

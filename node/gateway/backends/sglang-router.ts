@@ -27,9 +27,7 @@ export async function listRouterWorkers(routerUrl: string, signal: AbortSignal, 
   const modern = await getJson(`${base}/workers`, headers, signal);
   const parsedModern = WorkersAnswer.safeParse(modern);
   if (parsedModern.success) {
-    return parsedModern.data.workers
-      .filter((w) => (w.worker_type ?? "regular") === "regular" && w.is_healthy !== false)
-      .map((w) => w.url);
+    return parsedModern.data.workers.filter((w) => (w.worker_type ?? "regular") === "regular" && w.is_healthy !== false).map((w) => w.url);
   }
   const legacy = ListWorkersAnswer.safeParse(await getJson(`${base}/list_workers`, headers, signal));
   if (legacy.success) return legacy.data.urls;

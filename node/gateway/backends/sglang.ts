@@ -86,10 +86,7 @@ export class SglangBackend extends ChatEngineBackend {
   }
 }
 
-function sglangChatTokens(
-  promptIds: TokenIdList | null | undefined,
-  outputLogprobs: SglangTokenLogprob[] | undefined,
-): CaptureOutcome {
+function sglangChatTokens(promptIds: TokenIdList | null | undefined, outputLogprobs: SglangTokenLogprob[] | undefined): CaptureOutcome {
   if (!promptIds || !outputLogprobs) {
     return { problem: "engine answer lacks prompt_token_ids or meta_info.output_token_logprobs (sglang < 0.5.13?)" };
   }

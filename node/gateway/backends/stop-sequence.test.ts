@@ -29,7 +29,11 @@ const BACKENDS: { name: string; kind: BackendKind; engine: () => Engine; options
 ];
 
 function request(stop?: string[]): PivotRequest {
-  return chatRequest([{ role: "user", content: "Say something." }], { tools: [], thinking: false, sampling: { max_tokens: 64, seed: 1, ...(stop && { stop }) } });
+  return chatRequest([{ role: "user", content: "Say something." }], {
+    tools: [],
+    thinking: false,
+    sampling: { max_tokens: 64, seed: 1, ...(stop && { stop }) },
+  });
 }
 
 describe.each(BACKENDS)("$name backend", ({ kind, engine, options }) => {

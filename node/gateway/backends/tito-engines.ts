@@ -56,7 +56,10 @@ const VllmCompletionResponse = z.object({
         stop_reason: z.union([z.string(), z.number()]).nullable().optional(),
         token_ids: TokenIds.nullable().optional(),
         prompt_token_ids: TokenIds.nullable().optional(),
-        logprobs: z.object({ token_logprobs: z.array(z.number().nullable()) }).nullable().optional(),
+        logprobs: z
+          .object({ token_logprobs: z.array(z.number().nullable()) })
+          .nullable()
+          .optional(),
       }),
     )
     .min(1),
@@ -128,18 +131,18 @@ export const sglangGenerate: TokenEngine = async (client, call) => {
     finishReason: meta.finish_reason?.type,
     ...(meta.finish_reason?.message && { finishMessage: meta.finish_reason.message }),
     matchedStop: meta.finish_reason?.matched ?? undefined,
-    capture: pairIdsWithLogprobs(call.promptIds, outputIds, pairs?.map((p) => p[0])),
+    capture: pairIdsWithLogprobs(
+      call.promptIds,
+      outputIds,
+      pairs?.map((p) => p[0]),
+    ),
     engineUrl: reply.engineUrl,
     attempts: reply.attempts,
   };
 };
 
 /** One logprob per sampled id, or the reason the capture is unusable. */
-function pairIdsWithLogprobs(
-  promptIds: number[],
-  outputIds: number[] | null | undefined,
-  logprobs: (number | null)[] | null | undefined,
-): CaptureOutcome {
+function pairIdsWithLogprobs(promptIds: number[], outputIds: number[] | null | undefined, logprobs: (number | null)[] | null | undefined): CaptureOutcome {
   if (!outputIds || !logprobs) return { problem: "engine answer lacks sampled token ids or logprobs" };
   if (logprobs.length !== outputIds.length) {
     return { problem: `engine returned ${logprobs.length} logprobs for ${outputIds.length} sampled ids` };

@@ -21,7 +21,13 @@ beforeAll(async () => {
   toolLoopSglang = await startMockEngine({ port: 0, dialect: "sglang", script: { steps: toolSteps } });
   chatty = await startMockEngine({
     port: 0,
-    script: { steps: [{ think: "greet", text: "Hi!" }, { think: "count", text: "One, two." }, { think: "end", text: "Bye." }] },
+    script: {
+      steps: [
+        { think: "greet", text: "Hi!" },
+        { think: "count", text: "One, two." },
+        { think: "end", text: "Bye." },
+      ],
+    },
   });
 });
 afterAll(async () => {
@@ -55,7 +61,12 @@ async function compareOverConversation(
     expect(b.response.tool_calls.map((t) => [t.name, t.arguments])).toEqual(a.response.tool_calls.map((t) => [t.name, t.arguments]));
     expect(b.tokens!.outputIds).toEqual(a.tokens!.outputIds);
     expect(b.tokens!.logprobs.length).toBe(b.tokens!.outputIds.length);
-    out.push({ vllm: Array.from(a.tokens!.promptIds), tito: Array.from(b.tokens!.promptIds), spliced: Array.from(c.tokens!.promptIds), splice: c.notes?.token_splice });
+    out.push({
+      vllm: Array.from(a.tokens!.promptIds),
+      tito: Array.from(b.tokens!.promptIds),
+      spliced: Array.from(c.tokens!.promptIds),
+      splice: c.notes?.token_splice,
+    });
     messages = continueConversation(messages, a.response, `question ${turn + 2}`, trimContent);
   }
   return out;

@@ -11,7 +11,15 @@ import { call, chatRequest, continueConversation } from "../../../test/support/g
 let engine: Awaited<ReturnType<typeof startMockEngine>>;
 let small: Awaited<ReturnType<typeof startMockEngine>>;
 beforeAll(async () => {
-  engine = await startMockEngine({ port: 0, script: { steps: [{ think: "plan it", shell: "echo hello > out.txt" }, { think: "all good", text: "Done." }] } });
+  engine = await startMockEngine({
+    port: 0,
+    script: {
+      steps: [
+        { think: "plan it", shell: "echo hello > out.txt" },
+        { think: "all good", text: "Done." },
+      ],
+    },
+  });
   small = await startMockEngine({ port: 0, maxModelLen: 64 });
 });
 afterAll(async () => {

@@ -16,10 +16,25 @@ describe("engine token wire schemas", () => {
   });
 
   test("SGLang logprob tuples: [logprob, non-negative integer id, text or null]", () => {
-    const tuples: SglangTokenLogprob[] = [[-0.25, 151645, null], [0, 7, "a"], [-9999, 0, ""]];
+    const tuples: SglangTokenLogprob[] = [
+      [-0.25, 151645, null],
+      [0, 7, "a"],
+      [-9999, 0, ""],
+    ];
     expect(SglangTokenLogprobs.parse(tuples)).toEqual(tuples);
     expect(SglangTokenLogprobs.parse([])).toEqual([]);
-    const bad = [[[-0.1, 7]], [[-0.1, 7, null, "x"]], [[-0.1, 1.5, null]], [[-0.1, -1, null]], [["-0.1", 7, null]], [[null, 7, null]], [[-0.1, 7, 3]], [{ 0: -0.1, 1: 7, 2: null }], [null], "x"];
+    const bad = [
+      [[-0.1, 7]],
+      [[-0.1, 7, null, "x"]],
+      [[-0.1, 1.5, null]],
+      [[-0.1, -1, null]],
+      [["-0.1", 7, null]],
+      [[null, 7, null]],
+      [[-0.1, 7, 3]],
+      [{ 0: -0.1, 1: 7, 2: null }],
+      [null],
+      "x",
+    ];
     for (const value of bad) expect(SglangTokenLogprobs.safeParse(value).success).toBe(false);
   });
 });

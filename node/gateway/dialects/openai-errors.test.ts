@@ -9,7 +9,11 @@ const OVERFLOW_PATTERNS = [/maximum context length is \d+ tokens/i, /reduce the 
 
 describe("OpenAI error shape", () => {
   test("SGLang's overflow wording is rewritten as OpenAI's, with the numbers", () => {
-    const error = engineHttpError(400, JSON.stringify({ object: "error", message: "The input (5000 tokens) is longer than the model's context length (4096 tokens)." }), "http://127.0.0.1:1");
+    const error = engineHttpError(
+      400,
+      JSON.stringify({ object: "error", message: "The input (5000 tokens) is longer than the model's context length (4096 tokens)." }),
+      "http://127.0.0.1:1",
+    );
     expect(error.code).toBe("context_length");
     const wire = openAiErrorObject(error, "messages");
     expect(wire).toEqual({
@@ -28,7 +32,8 @@ describe("OpenAI error shape", () => {
   });
 
   test("vLLM's wording passes through untouched", () => {
-    const vllm = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.";
+    const vllm =
+      "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.";
     const error = engineHttpError(400, JSON.stringify({ object: "error", message: vllm }), "http://127.0.0.1:1");
     const wire = openAiErrorObject(error, "messages");
     expect(wire.message).toBe(vllm);

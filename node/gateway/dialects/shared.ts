@@ -11,10 +11,7 @@ import type { PivotRequest, PivotResponse } from "../pivot.ts";
 export const TEXT_PART_SEPARATOR = "\n";
 
 /** The text of the parts `isText` keeps (a kept part without text counts as ""), joined. */
-export function joinTextParts<Part extends { type: string; text?: string }>(
-  parts: readonly Part[],
-  isText: (part: Part) => boolean,
-): string {
+export function joinTextParts<Part extends { type: string; text?: string }>(parts: readonly Part[], isText: (part: Part) => boolean): string {
   return parts
     .filter(isText)
     .map((part) => part.text ?? "")

@@ -142,11 +142,7 @@ async function runBash(command: string, config: MiniConfig): Promise<string> {
       child.kill("SIGKILL");
     }
   }, config.commandTimeoutMs);
-  const [stdout, stderr, exitCode] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   clearTimeout(timer);
   const output = (stdout + stderr).slice(0, OUTPUT_LIMIT_CHARS);
   const status = timedOut ? `timed out after ${config.commandTimeoutMs} ms` : `exit code: ${exitCode}`;

@@ -4,7 +4,17 @@ import { expect, test } from "bun:test";
 import { containerOptions } from "./docker-config.ts";
 import { RuntimeSpec } from "../types.ts";
 
-const plan = (spec: object, extra: object = {}) => ({ sandboxId: "d-1", spec: RuntimeSpec.parse(spec), labels: { node_id: "n" }, mounts: [], hostRunDir: "/tmp/run", hostGatewayDir: "/tmp/gateway", hostJobsDir: "/tmp/jobs", init: true, ...extra });
+const plan = (spec: object, extra: object = {}) => ({
+  sandboxId: "d-1",
+  spec: RuntimeSpec.parse(spec),
+  labels: { node_id: "n" },
+  mounts: [],
+  hostRunDir: "/tmp/run",
+  hostGatewayDir: "/tmp/gateway",
+  hostJobsDir: "/tmp/jobs",
+  init: true,
+  ...extra,
+});
 
 test("pids: the operator's limit unless the request asks for less", () => {
   const limits = { pids: 100, diskMb: 2048 };

@@ -124,7 +124,11 @@ export function discardReader(reader: Reader): void {
 export async function runOnReader(target: ExecTarget, reader: Reader, request: ExecRequest): Promise<ExecResult> {
   const started = performance.now();
   const id = randomBytes(8).toString("hex");
-  const files = { script: join(target.hostJobsDir, `${id}.sh`), pid: join(target.hostRunDir, stateName(id, "pid")), code: join(target.hostRunDir, stateName(id, "code")) };
+  const files = {
+    script: join(target.hostJobsDir, `${id}.sh`),
+    pid: join(target.hostRunDir, stateName(id, "pid")),
+    code: join(target.hostRunDir, stateName(id, "code")),
+  };
   let script: string;
   try {
     script = jobScript(id, request, target.defaultCwd);
@@ -170,7 +174,10 @@ export async function runOnReader(target: ExecTarget, reader: Reader, request: E
   let exitCode = killed ? null : await readNumber(files.code);
   if (exitCode === null && !killed) {
     // The job did not finish (container killed from outside, run folder removed).
-    exitCode = await reader.exec.inspect().then((info) => (info.Running ? null : info.ExitCode), () => null);
+    exitCode = await reader.exec.inspect().then(
+      (info) => (info.Running ? null : info.ExitCode),
+      () => null,
+    );
   }
   void Promise.all(Object.values(files).map((path) => rm(path, { force: true }))).catch(() => undefined);
   return {

@@ -44,49 +44,57 @@ if (docker) {
       if (runRoot) await rm(runRoot, { recursive: true, force: true });
     }, T);
 
-    test("SIGKILLed node, started again: its leftovers are removed, nothing else", async () => {
-      runRoot = await mkdtemp(join(tmpdir(), "polar-leftovers-test-"));
-      const other = await createDockerRuntime({ docker, runRoot }).create({ spec: RuntimeSpec.parse({ image: BUSYBOX }), labels: { node_id: otherNode } });
+    test(
+      "SIGKILLed node, started again: its leftovers are removed, nothing else",
+      async () => {
+        runRoot = await mkdtemp(join(tmpdir(), "polar-leftovers-test-"));
+        const other = await createDockerRuntime({ docker, runRoot }).create({ spec: RuntimeSpec.parse({ image: BUSYBOX }), labels: { node_id: otherNode } });
 
-      const child = Bun.spawn(["bun", join(import.meta.dir, "fixtures", "leftover-child.ts"), nodeId, runRoot, BUSYBOX, "3"], {
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "inherit",
-      });
-      const report = ChildReport.parse(JSON.parse(await firstLine(child)));
-      expect(report.sandbox_ids.length).toBe(3);
-      child.kill("SIGKILL");
-      await child.exited;
+        const child = Bun.spawn(["bun", join(import.meta.dir, "fixtures", "leftover-child.ts"), nodeId, runRoot, BUSYBOX, "3"], {
+          stdin: "ignore",
+          stdout: "pipe",
+          stderr: "inherit",
+        });
+        const report = ChildReport.parse(JSON.parse(await firstLine(child)));
+        expect(report.sandbox_ids.length).toBe(3);
+        child.kill("SIGKILL");
+        await child.exited;
 
-      const left = await containersOf(docker, nodeId);
-      expect(left.map((c) => c.Labels["polar.sandbox_id"]).sort()).toEqual([...report.sandbox_ids].sort());
-      expect(left.every((c) => c.State === "running")).toBe(true);
-      expect((await readdir(join(runRoot, nodeId))).sort()).toEqual([...report.sandbox_ids].sort());
+        const left = await containersOf(docker, nodeId);
+        expect(left.map((c) => c.Labels["polar.sandbox_id"]).sort()).toEqual([...report.sandbox_ids].sort());
+        expect(left.every((c) => c.State === "running")).toBe(true);
+        expect((await readdir(join(runRoot, nodeId))).sort()).toEqual([...report.sandbox_ids].sort());
 
-      // The node's next life.
-      const removed = await createDockerRuntime({ docker, runRoot }).removeLeftovers(nodeId);
-      expect(removed).toBe(3);
-      await expectNoContainers(docker, nodeId);
-      expect(await readdir(join(runRoot, nodeId))).toEqual([]);
-      expect(await other.alive()).toBe(true);
-      expect(existsSync(other.hostRunDir)).toBe(true);
-      await other.destroy();
-      await expectNoContainers(docker, otherNode);
-    }, T);
+        // The node's next life.
+        const removed = await createDockerRuntime({ docker, runRoot }).removeLeftovers(nodeId);
+        expect(removed).toBe(3);
+        await expectNoContainers(docker, nodeId);
+        expect(await readdir(join(runRoot, nodeId))).toEqual([]);
+        expect(await other.alive()).toBe(true);
+        expect(existsSync(other.hostRunDir)).toBe(true);
+        await other.destroy();
+        await expectNoContainers(docker, otherNode);
+      },
+      T,
+    );
 
-    test("SIGTERM: a node that closes its pool leaves no container, even with starts in flight", async () => {
-      const child = Bun.spawn(["bun", join(import.meta.dir, "fixtures", "pool-child.ts"), termNode, runRoot, BUSYBOX], {
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "inherit",
-      });
-      const report = PoolChildReport.parse(JSON.parse(await firstLine(child)));
-      const before = await containersOf(docker, termNode);
-      expect(before.map((c) => c.Labels["polar.sandbox_id"])).toContain(report.taken);
-      child.kill("SIGTERM");
-      expect(await child.exited).toBe(0);
-      await expectNoContainers(docker, termNode);
-      expect(await readdir(join(runRoot, termNode))).toEqual([]);
-    }, T);
+    test(
+      "SIGTERM: a node that closes its pool leaves no container, even with starts in flight",
+      async () => {
+        const child = Bun.spawn(["bun", join(import.meta.dir, "fixtures", "pool-child.ts"), termNode, runRoot, BUSYBOX], {
+          stdin: "ignore",
+          stdout: "pipe",
+          stderr: "inherit",
+        });
+        const report = PoolChildReport.parse(JSON.parse(await firstLine(child)));
+        const before = await containersOf(docker, termNode);
+        expect(before.map((c) => c.Labels["polar.sandbox_id"])).toContain(report.taken);
+        child.kill("SIGTERM");
+        expect(await child.exited).toBe(0);
+        await expectNoContainers(docker, termNode);
+        expect(await readdir(join(runRoot, termNode))).toEqual([]);
+      },
+      T,
+    );
   });
 }

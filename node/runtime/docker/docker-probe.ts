@@ -20,7 +20,10 @@ export async function probeDocker(images: string[] = []): Promise<DockerProbe> {
     const found = await docker
       .getImage(image)
       .inspect()
-      .then(() => true, () => false);
+      .then(
+        () => true,
+        () => false,
+      );
     if (!found) return { ok: false, reason: `image ${image} is missing; run scripts/build-test-images.sh` };
   }
   return { ok: true, docker };

@@ -206,7 +206,9 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
       if (!asked || !NO_STORAGE_QUOTA.test(message)) throw err;
       if (diskLimit) {
         diskLimit = false; // concurrent creates that were refused too retry without saying it again
-        warn(`polar docker sandboxes: no disk limit — the engine cannot limit a container's writable layer (${message.trim()}); ${limits.diskMb} MiB per sandbox needs overlay2 on xfs mounted with pquota`);
+        warn(
+          `polar docker sandboxes: no disk limit — the engine cannot limit a container's writable layer (${message.trim()}); ${limits.diskMb} MiB per sandbox needs overlay2 on xfs mounted with pquota`,
+        );
       }
       return docker.createContainer(containerOptions({ ...plan, limits, diskLimit: false }));
     }
@@ -223,7 +225,16 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
       // The jobs folder's mount point inside the run folder, made before the container can write there.
       await mkdir(join(folders.run, EXEC_STATE_DIR), { recursive: true, mode: 0o755 });
       for (const folder of [folders.gateway, folders.jobs]) await mkdir(folder, { mode: 0o755 });
-      const plan = { sandboxId, spec, labels: create.labels, mounts: create.mounts ?? [], hostRunDir: folders.run, hostGatewayDir: folders.gateway, hostJobsDir: folders.jobs, init };
+      const plan = {
+        sandboxId,
+        spec,
+        labels: create.labels,
+        mounts: create.mounts ?? [],
+        hostRunDir: folders.run,
+        hostGatewayDir: folders.gateway,
+        hostJobsDir: folders.jobs,
+        init,
+      };
       let container: Docker.Container | undefined;
       try {
         container = await createContainer(plan);
@@ -238,11 +249,9 @@ export function createDockerRuntime(options: DockerRuntimeOptions = {}): Sandbox
       return sandbox;
     },
     async removeLeftovers(nodeId: string): Promise<number> {
-      const leftovers = await docker
-        .listContainers({ all: true, filters: { label: [`${LABEL_NODE_ID}=${nodeId}`] } })
-        .catch((err) => {
-          throw dockerError(err, "list containers");
-        });
+      const leftovers = await docker.listContainers({ all: true, filters: { label: [`${LABEL_NODE_ID}=${nodeId}`] } }).catch((err) => {
+        throw dockerError(err, "list containers");
+      });
       await Promise.all(
         leftovers.map((info) =>
           docker

@@ -58,19 +58,23 @@ function leftoverCgroups(nodeId: string): string[] {
   return dir && existsSync(dir) ? readdirSync(dir).filter((name) => name.startsWith(`${nodeId}@`)) : [];
 }
 
-withBwrap("under bwrap, a SIGKILLed node's sandbox processes die with it; the restart removes its dirs, tmpfs mounts and cgroups", async () => {
-  await startAndKill("killed-bwrap", "bwrap", "4251.5");
-  expect(await until(async () => (await sleepers("4251.5")) === 0, 10_000)).toBe(true);
-  if (process.getuid?.() === 0) {
-    // As root the crashed node's sandbox had a tmpfs and a pids cgroup, which outlive it.
-    expect(mountsUnder(join(root, "killed-bwrap")).length).toBe(1);
-    expect(leftoverCgroups("killed-bwrap").length).toBe(hostToolMissing("pids_cgroup") === null ? 1 : 0);
-  }
-  expect(await createProcessRuntime({ root, warn: () => {} }).removeLeftovers("killed-bwrap")).toBe(1);
-  expect(await readdir(join(root, "killed-bwrap"))).toEqual([]);
-  expect(mountsUnder(join(root, "killed-bwrap"))).toEqual([]);
-  expect(leftoverCgroups("killed-bwrap")).toEqual([]);
-}, 60_000);
+withBwrap(
+  "under bwrap, a SIGKILLed node's sandbox processes die with it; the restart removes its dirs, tmpfs mounts and cgroups",
+  async () => {
+    await startAndKill("killed-bwrap", "bwrap", "4251.5");
+    expect(await until(async () => (await sleepers("4251.5")) === 0, 10_000)).toBe(true);
+    if (process.getuid?.() === 0) {
+      // As root the crashed node's sandbox had a tmpfs and a pids cgroup, which outlive it.
+      expect(mountsUnder(join(root, "killed-bwrap")).length).toBe(1);
+      expect(leftoverCgroups("killed-bwrap").length).toBe(hostToolMissing("pids_cgroup") === null ? 1 : 0);
+    }
+    expect(await createProcessRuntime({ root, warn: () => {} }).removeLeftovers("killed-bwrap")).toBe(1);
+    expect(await readdir(join(root, "killed-bwrap"))).toEqual([]);
+    expect(mountsUnder(join(root, "killed-bwrap"))).toEqual([]);
+    expect(leftoverCgroups("killed-bwrap")).toEqual([]);
+  },
+  60_000,
+);
 
 test("unisolated, the restarted node's removeLeftovers kills what survived and removes its dirs", async () => {
   await startAndKill("killed-plain", "none", "4252.5");

@@ -69,7 +69,10 @@ export class ProcessLimiter {
         inForce.tmpfsAt = rootDir;
       } catch (err) {
         this.tmpfsWorks = false;
-        this.warnOnce("tmpfs", `polar process sandboxes: no disk limit beyond ${diskMb} MiB per file — a tmpfs cannot be mounted here (${(err as Error).message}); run the node as root for a ${diskMb} MiB tmpfs per sandbox`);
+        this.warnOnce(
+          "tmpfs",
+          `polar process sandboxes: no disk limit beyond ${diskMb} MiB per file — a tmpfs cannot be mounted here (${(err as Error).message}); run the node as root for a ${diskMb} MiB tmpfs per sandbox`,
+        );
       }
     }
     if (this.cgroups && this.cgroupWorks) {
@@ -78,12 +81,16 @@ export class ProcessLimiter {
         inForce.pids = "cgroup";
       } catch (err) {
         this.cgroupWorks = false;
-        this.warnOnce("cgroup", `polar process sandboxes: no pids cgroup (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})${this.root ? "; the node runs as root, so RLIMIT_NPROC does not bind and sandboxes have NO process limit" : `; RLIMIT_NPROC (${pidsLimit}) limits each command instead`}`);
+        this.warnOnce(
+          "cgroup",
+          `polar process sandboxes: no pids cgroup (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})${this.root ? "; the node runs as root, so RLIMIT_NPROC does not bind and sandboxes have NO process limit" : `; RLIMIT_NPROC (${pidsLimit}) limits each command instead`}`,
+        );
       }
     } else if (!this.cgroups && this.root) {
       this.warnOnce("cgroup", "polar process sandboxes: no pids cgroup controller is mounted and the node runs as root, so sandboxes have NO process limit");
     }
-    if (!this.prlimit) this.warnOnce("prlimit", "polar process sandboxes: prlimit (util-linux) is not installed, so no per-file or per-command process rlimit is set");
+    if (!this.prlimit)
+      this.warnOnce("prlimit", "polar process sandboxes: prlimit (util-linux) is not installed, so no per-file or per-command process rlimit is set");
     return inForce;
   }
 

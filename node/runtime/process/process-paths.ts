@@ -59,10 +59,12 @@ export async function writeNoFollow(resolved: ResolvedPath, content: string | Ui
   if (resolved.parts.length === 0) throw new PolarError("bad_request", "cannot write a file over a sandbox folder");
   const folder = await mkdirNoFollow(resolved.mapping.host, resolved.parts.slice(0, -1));
   const file = join(folder, resolved.parts.at(-1)!);
-  const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, mode).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ELOOP") throw new PolarError("bad_request", `refusing to write through a symlink: ${file}`);
-    throw err;
-  });
+  const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, mode).catch(
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === "ELOOP") throw new PolarError("bad_request", `refusing to write through a symlink: ${file}`);
+      throw err;
+    },
+  );
   try {
     await handle.writeFile(content);
     await handle.chmod(mode);

@@ -13,13 +13,20 @@ const root = await mkdtemp(join(tmpdir(), "polar-proc-prepare-"));
 afterAll(() => rm(root, { recursive: true, force: true }));
 
 const run = findBwrap() || process.env.POLAR_REQUIRE_BWRAP === "1" ? test : test.skip;
-run(`prepare actions in a process sandbox${findBwrap() ? "" : " [SKIPPED: bwrap not installed]"}`, async () => {
-  const host = join(root, "src");
-  await writePrepareSources(host);
-  const sandbox = await createProcessRuntime({ root: join(root, "runtime") }).create({ spec: RuntimeSpec.parse({ backend: "process" }), labels: { node_id: "prepare" } });
-  try {
-    await expectUploadsAndRetriedExec(sandbox, host);
-  } finally {
-    await sandbox.destroy();
-  }
-}, 60_000);
+run(
+  `prepare actions in a process sandbox${findBwrap() ? "" : " [SKIPPED: bwrap not installed]"}`,
+  async () => {
+    const host = join(root, "src");
+    await writePrepareSources(host);
+    const sandbox = await createProcessRuntime({ root: join(root, "runtime") }).create({
+      spec: RuntimeSpec.parse({ backend: "process" }),
+      labels: { node_id: "prepare" },
+    });
+    try {
+      await expectUploadsAndRetriedExec(sandbox, host);
+    } finally {
+      await sandbox.destroy();
+    }
+  },
+  60_000,
+);

@@ -59,7 +59,12 @@ describeBwrap("process runtime under bwrap", () => {
     process.env.POLAR_PROCESS_TEST_SECRET = "leak";
     const env = await sandbox.exec({ command: "env", env: { EXTRA: "1" } });
     delete process.env.POLAR_PROCESS_TEST_SECRET;
-    const vars = new Map(env.stdout.trim().split("\n").map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+    const vars = new Map(
+      env.stdout
+        .trim()
+        .split("\n")
+        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+    );
     expect(vars.has("POLAR_PROCESS_TEST_SECRET")).toBe(false);
     expect(vars.has("POLAR_PROCESS_SANDBOX")).toBe(false);
     expect(vars.get("TASK_VAR")).toBe("from-spec");

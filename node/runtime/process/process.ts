@@ -133,7 +133,11 @@ class ProcessSandbox implements Sandbox {
       bwrap,
       layout: {
         rootDir: this.rootDir,
-        mounts: [...this.mounts, { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true }, { host: this.hostGatewayDir, sandbox: SANDBOX_GATEWAY_DIR, readonly: true }],
+        mounts: [
+          ...this.mounts,
+          { host: this.jobsDir, sandbox: JOBS_IN_SANDBOX, readonly: true },
+          { host: this.hostGatewayDir, sandbox: SANDBOX_GATEWAY_DIR, readonly: true },
+        ],
         network: this.spec.network,
         capAdd: this.spec.cap_add,
       },
@@ -233,7 +237,12 @@ class ProcessSandbox implements Sandbox {
       await this.helper(["tar", "-x", "-f", "-", "--no-same-owner", "-C", this.absolute(sandboxPath)], tar);
       return;
     }
-    const result = await spawnCapture({ argv: ["tar", "-x", "-f", "-", "--no-same-owner", "-C", hostDir], cwd: hostDir, env: { PATH: SANDBOX_PATH }, stdin: tar });
+    const result = await spawnCapture({
+      argv: ["tar", "-x", "-f", "-", "--no-same-owner", "-C", hostDir],
+      cwd: hostDir,
+      env: { PATH: SANDBOX_PATH },
+      stdin: tar,
+    });
     if (result.exitCode !== 0) throw new PolarError("internal", `tar failed: ${result.stderr.bytes.toString("utf8")}`);
   }
 
@@ -255,7 +264,12 @@ class ProcessSandbox implements Sandbox {
     const parent = posix.dirname(path);
     const name = posix.basename(path) || ".";
     if (this.isolated) return this.helper(["tar", "-c", "-f", "-", "-C", parent, name]);
-    const result = await spawnCapture({ argv: ["tar", "-c", "-f", "-", "-C", this.hostPath(parent), name], cwd: this.rootDir, env: { PATH: SANDBOX_PATH }, maxOutputBytes: ARCHIVE_LIMIT_BYTES });
+    const result = await spawnCapture({
+      argv: ["tar", "-c", "-f", "-", "-C", this.hostPath(parent), name],
+      cwd: this.rootDir,
+      env: { PATH: SANDBOX_PATH },
+      maxOutputBytes: ARCHIVE_LIMIT_BYTES,
+    });
     if (result.exitCode !== 0) throw new PolarError("not_found", `tar of ${path} failed: ${result.stderr.bytes.toString("utf8")}`);
     return result.stdout.bytes;
   }

@@ -8,7 +8,12 @@ import type { CoordinatorConfigInput } from "../../../coordinator/config.ts";
 import { startCoordinator, type CoordinatorDeps, type RunningCoordinator } from "../../../coordinator/server.ts";
 import { SimulatedNode, type SimulatedNodeOptions } from "./simulated-node.ts";
 
-export const TOKENS = { nodeToken: "node-token-0123456789abcdef", trainerToken: "trainer-token-0123456789abcd", adminToken: "admin-token-0123456789abcdef", rolloutToken: "rollout-token-0123456789abcd" };
+export const TOKENS = {
+  nodeToken: "node-token-0123456789abcdef",
+  trainerToken: "trainer-token-0123456789abcd",
+  adminToken: "admin-token-0123456789abcdef",
+  rolloutToken: "rollout-token-0123456789abcd",
+};
 
 export interface Cluster {
   coordinator: RunningCoordinator;
@@ -47,12 +52,24 @@ export async function startCluster(config: Partial<CoordinatorConfigInput> = {},
       return node;
     },
     async trainer(id, options = {}) {
-      const client = new TrainerClient({ url: cluster.coordinator.url, token: TOKENS.trainerToken, trainerId: id, reconnectDelayMs: 50, secret: trainerSecrets.get(id), onSecret: (s) => void trainerSecrets.set(id, s), ...options });
+      const client = new TrainerClient({
+        url: cluster.coordinator.url,
+        token: TOKENS.trainerToken,
+        trainerId: id,
+        reconnectDelayMs: 50,
+        secret: trainerSecrets.get(id),
+        onSecret: (s) => void trainerSecrets.set(id, s),
+        ...options,
+      });
       trainers.push(client);
       await client.ready();
       return client;
     },
-    admin: (path, init = {}) => fetch(`${cluster.coordinator.url}${path}`, { ...init, headers: { authorization: `Bearer ${TOKENS.adminToken}`, "content-type": "application/json", ...init.headers } }),
+    admin: (path, init = {}) =>
+      fetch(`${cluster.coordinator.url}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${TOKENS.adminToken}`, "content-type": "application/json", ...init.headers },
+      }),
     async restart(meanwhile) {
       const port = Number(new URL(cluster.coordinator.url).port);
       await cluster.coordinator.stop();

@@ -30,7 +30,17 @@ export function defaultResult(a: Pick<Assignment, "rollout_id" | "request">, rew
     status: "COMPLETED",
     trajectory: {
       status: "COMPLETED",
-      traces: [{ prompt_ids: ids, response_ids: ids, loss_mask: ids.map(() => 1), response_logprobs: ids.map(() => -0.5), finish_reason: "stop", reward, metadata: { policy_versions: [0] } }],
+      traces: [
+        {
+          prompt_ids: ids,
+          response_ids: ids,
+          loss_mask: ids.map(() => 1),
+          response_logprobs: ids.map(() => -0.5),
+          finish_reason: "stop",
+          reward,
+          metadata: { policy_versions: [0] },
+        },
+      ],
       metadata: {},
       error: null,
     },
@@ -78,7 +88,19 @@ export class SimulatedNode {
         ];
         const interrupted = [...this.interrupted].map(([rollout_id, r]) => ({ rollout_id, attempt: r.attempt, cause: r.cause }));
         this.interrupted.clear();
-        this.send({ type: "hello", protocol_version: LINK_PROTOCOL_VERSION, node_id: this.options.nodeId, version: "sim", capacity: this.options.capacity ?? { init: 2, run: 4, postrun: 2 }, harnesses: ["mini"], images_warm: this.options.imagesWarm ?? {}, engines: [], held, interrupted, ...(this.secrets.has(this.options.nodeId) && { node_secret: this.secrets.get(this.options.nodeId) }) });
+        this.send({
+          type: "hello",
+          protocol_version: LINK_PROTOCOL_VERSION,
+          node_id: this.options.nodeId,
+          version: "sim",
+          capacity: this.options.capacity ?? { init: 2, run: 4, postrun: 2 },
+          harnesses: ["mini"],
+          images_warm: this.options.imagesWarm ?? {},
+          engines: [],
+          held,
+          interrupted,
+          ...(this.secrets.has(this.options.nodeId) && { node_secret: this.secrets.get(this.options.nodeId) }),
+        });
       };
       ws.onmessage = (event) => {
         const message = CoordinatorToNode.parse(JSON.parse(String(event.data)));
@@ -96,7 +118,16 @@ export class SimulatedNode {
     });
     this.welcomed.catch(() => {});
     if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = setInterval(() => this.send({ type: "heartbeat", load: { queued: 0, init: 0, ready: 0, run: this.running.size, postrun: 0 }, images_warm: this.options.imagesWarm ?? {}, gateway: { calls: 1, total_ms: 10, max_ms: 10 } }), this.options.heartbeatMs ?? 1000);
+    this.heartbeat = setInterval(
+      () =>
+        this.send({
+          type: "heartbeat",
+          load: { queued: 0, init: 0, ready: 0, run: this.running.size, postrun: 0 },
+          images_warm: this.options.imagesWarm ?? {},
+          gateway: { calls: 1, total_ms: 10, max_ms: 10 },
+        }),
+      this.options.heartbeatMs ?? 1000,
+    );
     return this.welcomed;
   }
 

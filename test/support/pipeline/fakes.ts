@@ -7,7 +7,17 @@ import { join } from "node:path";
 import type { RuntimeSpec } from "../../../protocol/runtime.ts";
 import { NORMALISATION_KINDS, SPLIT_CAUSES, type Strategy, type Trace, type TrajectoryResult } from "../../../protocol/trace.ts";
 import type { PoolEvent, Sandbox, SandboxPool } from "../../../node/runtime/types.ts";
-import type { Evaluation, EvaluationRequest, GatewaySession, GatewaySessions, HarnessRunOutcome, HarnessRunRequest, HarnessRunner, RolloutEvaluator, SandboxPreparer } from "../../../node/pipeline/ports.ts";
+import type {
+  Evaluation,
+  EvaluationRequest,
+  GatewaySession,
+  GatewaySessions,
+  HarnessRunOutcome,
+  HarnessRunRequest,
+  HarnessRunner,
+  RolloutEvaluator,
+  SandboxPreparer,
+} from "../../../node/pipeline/ports.ts";
 
 const zeros = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 
@@ -16,10 +26,14 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
@@ -100,7 +114,14 @@ export function fakeTrace(sampled: number, strategy: Strategy): Trace {
     policy_versions: [0],
     finish_reason: "stop",
     strategy,
-    stats: { trainable_tokens: sampled, trainable_exactly_sampled: sampled, logprob_coverage: 1, normalisations: zeros(NORMALISATION_KINDS), context_exact_calls: 1, context_drift_tokens: 0 },
+    stats: {
+      trainable_tokens: sampled,
+      trainable_exactly_sampled: sampled,
+      logprob_coverage: 1,
+      normalisations: zeros(NORMALISATION_KINDS),
+      context_exact_calls: 1,
+      context_drift_tokens: 0,
+    },
   };
 }
 
@@ -126,7 +147,23 @@ export class FakeGateway implements GatewaySessions {
     const traces = n > 0 ? [fakeTrace(n, strategy)] : [];
     return {
       traces,
-      stats: { strategy, call_count: n, calls_used: n, skipped: [], trace_count: traces.length, splits: [], split_counts: zeros(SPLIT_CAUSES), normalisations: zeros(NORMALISATION_KINDS), total_tokens: traces.length ? 4 + n : 0, trainable_tokens: n, trainable_exactly_sampled: n, logprob_coverage: 1, context_exact_calls: traces.length, context_drift_tokens: 0, rebuild_ms: 0 },
+      stats: {
+        strategy,
+        call_count: n,
+        calls_used: n,
+        skipped: [],
+        trace_count: traces.length,
+        splits: [],
+        split_counts: zeros(SPLIT_CAUSES),
+        normalisations: zeros(NORMALISATION_KINDS),
+        total_tokens: traces.length ? 4 + n : 0,
+        trainable_tokens: n,
+        trainable_exactly_sampled: n,
+        logprob_coverage: 1,
+        context_exact_calls: traces.length,
+        context_drift_tokens: 0,
+        rebuild_ms: 0,
+      },
     };
   }
   async engineFailures(): Promise<number> {

@@ -52,7 +52,16 @@ export async function testNode(config: Partial<PipelineConfig> = {}, dbPath?: st
     },
   });
   return {
-    store, repo, pipeline, tasks, pool, preparer, gateway, runner, evaluator, done,
+    store,
+    repo,
+    pipeline,
+    tasks,
+    pool,
+    preparer,
+    gateway,
+    runner,
+    evaluator,
+    done,
     async submit(input) {
       const request = TaskRequest.parse({ instruction: "do it", agent: { harness: "mini" }, ...input });
       return tasks.submit({ request, harness: harnessKind(request.agent.harness)!, strategy: builderStrategy(request.builder.strategy)! });

@@ -84,7 +84,8 @@ export class GatewayAgent {
 export function loopScript(queries: number, toolTurns: number): Script {
   const steps: Script["steps"] = [];
   for (let q = 0; q < queries; q++) {
-    for (let t = 0; t < toolTurns; t++) steps.push({ think: `Query ${q + 1}, step ${t + 1}: inspect the next file.`, shell: `cat src/part${q}_${t}.ts | head -n 40` });
+    for (let t = 0; t < toolTurns; t++)
+      steps.push({ think: `Query ${q + 1}, step ${t + 1}: inspect the next file.`, shell: `cat src/part${q}_${t}.ts | head -n 40` });
     steps.push({ think: `Query ${q + 1} is complete; summarise.`, text: `Query ${q + 1} done: ${toolTurns} files inspected.` });
   }
   return { steps };

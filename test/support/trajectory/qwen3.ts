@@ -69,7 +69,9 @@ export const BASH_TOOL: Tool = {
 export function pyJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
   if (value !== null && typeof value === "object") {
-    return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`).join(", ")}}`;
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`)
+      .join(", ")}}`;
   }
   return JSON.stringify(value);
 }
@@ -99,9 +101,7 @@ export class ScriptedSession {
     parts.push(turn.content ?? "");
     for (const tc of toolCalls) parts.push(`${parts.at(-1) ? "\n" : ""}<tool_call>\n{"name": "${tc.name}", "arguments": ${tc.arguments}}\n</tool_call>`);
     const sampledText = parts.join("");
-    const body = turn.tokenPieces
-      ? turn.tokenPieces.flatMap((p) => this.tokenizer.encode(p))
-      : this.tokenizer.encode(sampledText);
+    const body = turn.tokenPieces ? turn.tokenPieces.flatMap((p) => this.tokenizer.encode(p)) : this.tokenizer.encode(sampledText);
     if (turn.tokenPieces && turn.tokenPieces.join("") !== sampledText) throw new Error("tokenPieces must spell the sampled text");
     const outputIds = turn.truncated ? body : [...body, QWEN3_EOS];
     const finishReason: FinishReason = turn.truncated ? "length" : toolCalls.length ? "tool_calls" : "stop";

@@ -48,7 +48,7 @@ export function checkSampledSpans(traces: readonly Trace[], calls: readonly Reco
     const starts: (number | null)[] = trace.calls.map(() => null);
     let cursor: Cursor = { call: 0, offset: 0 };
     let sampled = 0;
-    for (let p = 0; p < trace.response_ids.length; ) {
+    for (let p = 0; p < trace.response_ids.length;) {
       const lp = trace.logprobs[p];
       if (trace.loss_mask[p] === 0 || lp === null || lp === undefined) {
         if (trace.loss_mask[p] === 0 && lp !== null) violations.push(`trace ${t}: masked token at ${p} carries a logprob`);

@@ -5,7 +5,8 @@ import { PolarError } from "../../../../protocol/errors.ts";
 import { engineHttpError } from "../../backends/engine-errors.ts";
 import { promptTooLongMessage } from "./errors.ts";
 
-const OLD_VLLM = "This model's maximum context length is 32768 tokens. However, you requested 32818 tokens in the messages, Please reduce the length of the messages.";
+const OLD_VLLM =
+  "This model's maximum context length is 32768 tokens. However, you requested 32818 tokens in the messages, Please reduce the length of the messages.";
 
 describe("promptTooLongMessage", () => {
   test("the same numbers whether read from the details or from the engine's words", () => {

@@ -59,7 +59,13 @@ describe("renderResponse", () => {
 
   test("no text block for empty content; ids already prefixed or unsafe", () => {
     const body = anthropicDialect.renderResponse(
-      response({ id: "msg_abc", tool_calls: [{ id: "toolu_x", name: "a", arguments: "{}" }, { id: "c.2:3", name: "b", arguments: "{}" }] }),
+      response({
+        id: "msg_abc",
+        tool_calls: [
+          { id: "toolu_x", name: "a", arguments: "{}" },
+          { id: "c.2:3", name: "b", arguments: "{}" },
+        ],
+      }),
       request,
     ) as { id: string; content: { type: string; id?: string }[]; stop_reason: string };
     expect(body.id).toBe("msg_abc");

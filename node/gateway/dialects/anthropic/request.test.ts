@@ -114,7 +114,13 @@ describe("parseMessagesRequest: Claude Code", () => {
     const body = claudeCodeTurn2();
     body.messages = [
       { role: "user", content: "hi" },
-      { role: "system", content: [{ type: "text", text: "env" }, { type: "text", text: "date", cache_control: { type: "ephemeral" } }] },
+      {
+        role: "system",
+        content: [
+          { type: "text", text: "env" },
+          { type: "text", text: "date", cache_control: { type: "ephemeral" } },
+        ],
+      },
     ];
     expect(parseMessagesRequest(body).messages.slice(1)).toEqual([
       { role: "user", content: "hi" },
@@ -123,7 +129,13 @@ describe("parseMessagesRequest: Claude Code", () => {
   });
 
   test("a server tool that carries an input_schema is kept", () => {
-    const body = { ...claudeCodeTurn2(), tools: [{ type: "custom", name: "t", input_schema: { type: "object" } }, { type: "text_editor_20250728", name: "ed", input_schema: { type: "object" } }] };
+    const body = {
+      ...claudeCodeTurn2(),
+      tools: [
+        { type: "custom", name: "t", input_schema: { type: "object" } },
+        { type: "text_editor_20250728", name: "ed", input_schema: { type: "object" } },
+      ],
+    };
     expect(parseMessagesRequest(body).tools.map((tool) => tool.name)).toEqual(["t", "ed"]);
   });
 });
@@ -163,7 +175,15 @@ describe("parseMessagesRequest: blocks", () => {
           role: "user",
           content: [
             { type: "text", text: "note" },
-            { type: "tool_result", tool_use_id: "a", content: [{ type: "text", text: "one" }, { type: "image", source: {} }, { type: "text", text: "two" }] },
+            {
+              type: "tool_result",
+              tool_use_id: "a",
+              content: [
+                { type: "text", text: "one" },
+                { type: "image", source: {} },
+                { type: "text", text: "two" },
+              ],
+            },
             { type: "tool_result", tool_use_id: "b", content: "failed", is_error: true },
             { type: "tool_result", tool_use_id: "c" },
           ],
@@ -225,9 +245,7 @@ describe("parseMessagesRequest: blocks", () => {
     expect(pivot.tool_choice).toEqual({ name: "Bash" });
     expect(pivot.thinking).toBe(false);
     expect(pivot.stream).toBe(false);
-    const choices = (["auto", "any", "none"] as const).map(
-      (type) => parseMessagesRequest({ ...base, messages: [], tool_choice: { type } }).tool_choice,
-    );
+    const choices = (["auto", "any", "none"] as const).map((type) => parseMessagesRequest({ ...base, messages: [], tool_choice: { type } }).tool_choice);
     expect(choices).toEqual(["auto", "required", "none"]);
     expect(parseMessagesRequest({ ...base, messages: [] }).thinking).toBeUndefined();
   });

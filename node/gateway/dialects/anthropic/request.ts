@@ -3,15 +3,7 @@
 import type { PivotMessage, PivotRequest, PivotSampling, PivotTool, PivotToolCall, PivotToolChoice } from "../../pivot.ts";
 import { parseOrBadRequest } from "../bad-request.ts";
 import { joinTextParts, TEXT_PART_SEPARATOR } from "../shared.ts";
-import {
-  CountTokensRequest,
-  type InputMessage,
-  type InputTool,
-  type MessageBlock,
-  MessagesRequest,
-  type SystemPrompt,
-  type ToolChoice,
-} from "./schema.ts";
+import { CountTokensRequest, type InputMessage, type InputTool, type MessageBlock, MessagesRequest, type SystemPrompt, type ToolChoice } from "./schema.ts";
 
 /** Prefix given to a tool result sent with `is_error: true` (the pivot has no error flag). */
 export const TOOL_ERROR_PREFIX = "Error: ";

@@ -1,14 +1,6 @@
 // Why: the non-streaming `POST /v1/messages` answer, a Message object as the official SDK types it.
 import type { PivotRequest, PivotResponse } from "../../pivot.ts";
-import {
-  type ContentBlock,
-  contentBlocks,
-  messageId,
-  type StopReason,
-  stopReason,
-  stopSequence,
-  usage,
-} from "./content.ts";
+import { type ContentBlock, contentBlocks, messageId, type StopReason, stopReason, stopSequence, usage } from "./content.ts";
 
 export interface AnthropicMessage {
   id: string;

@@ -22,8 +22,7 @@ function fakeGateway(outcome: Outcome): FakeGateway {
   const urls: string[] = [];
   const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     urls.push(String(input instanceof Request ? input.url : input));
-    const json = (status: number, body: unknown) =>
-      new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+    const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
     let request: PivotRequest;
     try {
       request = anthropicDialect.parseRequest(JSON.parse(String(init?.body)));
@@ -129,7 +128,9 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
 
   test("a stop-sequence ending and a text-only answer", async () => {
     const response: PivotResponse = { ...TOOL_TURN, reasoning: undefined, content: "hello", tool_calls: [], finish_reason: "stop", stop_sequence: "###" };
-    const message = await fakeGateway({ response }).client.messages.stream({ ...PARAMS, stop_sequences: ["###"] }).finalMessage();
+    const message = await fakeGateway({ response })
+      .client.messages.stream({ ...PARAMS, stop_sequences: ["###"] })
+      .finalMessage();
     expect(message.content as unknown).toEqual([{ type: "text", text: "hello", citations: null }]);
     expect(message.stop_reason).toBe("stop_sequence");
     expect(message.stop_sequence).toBe("###");
@@ -146,7 +147,9 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
 
   test("a context_length error raises BadRequestError with Anthropic's wording", async () => {
     const error = new PolarError("context_length", "too long", { prompt_tokens: 40000, max_context_tokens: 32768 });
-    const caught = await fakeGateway({ error }).client.messages.create(PARAMS).catch((thrown: unknown) => thrown);
+    const caught = await fakeGateway({ error })
+      .client.messages.create(PARAMS)
+      .catch((thrown: unknown) => thrown);
     expect(caught).toBeInstanceOf(Anthropic.BadRequestError);
     const apiError = caught as InstanceType<typeof Anthropic.BadRequestError>;
     expect(apiError.status).toBe(400);
@@ -163,7 +166,9 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
       code: 400,
     });
     const error = engineHttpError(400, vllmBody, "http://127.0.0.1:8000");
-    const caught = await fakeGateway({ error }).client.messages.create(PARAMS).catch((thrown: unknown) => thrown);
+    const caught = await fakeGateway({ error })
+      .client.messages.create(PARAMS)
+      .catch((thrown: unknown) => thrown);
     expect(caught).toBeInstanceOf(Anthropic.BadRequestError);
     expect((caught as InstanceType<typeof Anthropic.BadRequestError>).apiMessage).toBe("prompt is too long: 5000 tokens > 4096 maximum");
   });
@@ -198,7 +203,10 @@ describe("@anthropic-ai/sdk against the Anthropic dialect", () => {
 
   test("an error event mid-stream rejects finalMessage with the typed APIError", async () => {
     const gateway = fakeGateway({ response: TOOL_TURN, streamError: new PolarError("engine_timeout", "engine did not answer") });
-    const caught = await gateway.client.messages.stream(PARAMS).finalMessage().catch((thrown: unknown) => thrown);
+    const caught = await gateway.client.messages
+      .stream(PARAMS)
+      .finalMessage()
+      .catch((thrown: unknown) => thrown);
     expect(caught).toBeInstanceOf(Anthropic.APIError);
     expect((caught as InstanceType<typeof Anthropic.APIError>).type).toBe("timeout_error");
     expect((caught as InstanceType<typeof Anthropic.APIError>).apiMessage).toBe("engine did not answer");

@@ -16,8 +16,5 @@ export const chatDialect: Dialect = {
   renderError: (error: PolarError) => renderOpenAiError(error, PROMPT_PARAM),
   // The SDK raises an APIError on a data frame carrying `error`; `[DONE]` ends the stream for
   // clients that wait for it.
-  renderStreamError: (error: PolarError) => [
-    sseFrame({ error: openAiErrorObject(error, PROMPT_PARAM) }),
-    sseFrame("[DONE]"),
-  ],
+  renderStreamError: (error: PolarError) => [sseFrame({ error: openAiErrorObject(error, PROMPT_PARAM) }), sseFrame("[DONE]")],
 };

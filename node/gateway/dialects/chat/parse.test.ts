@@ -24,9 +24,7 @@ describe("chat parseRequest", () => {
         {
           role: "assistant",
           content: null,
-          tool_calls: [
-            { id: "call_a", type: "function", function: { name: "run_shell_command", arguments: '{"command":"echo hello > out.txt"}' } },
-          ],
+          tool_calls: [{ id: "call_a", type: "function", function: { name: "run_shell_command", arguments: '{"command":"echo hello > out.txt"}' } }],
         },
         {
           role: "tool",
@@ -120,15 +118,21 @@ describe("chat parseRequest", () => {
     expect(chatDialect.parseRequest({ ...base, reasoning_effort: "minimal" }).thinking).toBe(false);
     expect(chatDialect.parseRequest({ ...base, reasoning_effort: "low" }).thinking).toBe(true);
     expect(chatDialect.parseRequest({ ...base, reasoning_effort: "high" }).thinking).toBe(true);
-    expect(
-      chatDialect.parseRequest({ ...base, reasoning_effort: "high", chat_template_kwargs: { enable_thinking: false } }).thinking,
-    ).toBe(false);
+    expect(chatDialect.parseRequest({ ...base, reasoning_effort: "high", chat_template_kwargs: { enable_thinking: false } }).thinking).toBe(false);
   });
 
   test("non-function tools are not offered; image parts are dropped from content", () => {
     const pivot = chatDialect.parseRequest({
       model: "m",
-      messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:," } }, { type: "text", text: "what?" }] }],
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image_url", image_url: { url: "data:," } },
+            { type: "text", text: "what?" },
+          ],
+        },
+      ],
       tools: [{ type: "custom", custom: { name: "apply_patch" } }],
     });
     expect(pivot.tools).toEqual([]);

@@ -55,10 +55,7 @@ const Tool = z
   });
 export type ChatTool = z.infer<typeof Tool>;
 
-const ToolChoice = z.union([
-  z.enum(TOOL_CHOICES),
-  z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
-]);
+const ToolChoice = z.union([z.enum(TOOL_CHOICES), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })]);
 
 const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 export const ReasoningEffort = z.enum(REASONING_EFFORTS);

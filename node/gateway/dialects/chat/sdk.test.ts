@@ -41,7 +41,6 @@ const FINAL_TEXT: PivotResponse = {
 
 const CASES = { TOOL_TURN, TOOL_ONLY, FINAL_TEXT };
 
-
 const MESSAGES = [{ role: "user" as const, content: "make out.txt" }];
 
 interface Accumulated {

@@ -143,7 +143,13 @@ describe("responses parseRequest", () => {
         { role: "system", content: "You are pi." },
         { role: "user", content: [{ type: "input_text", text: "go" }] },
         { type: "message", role: "assistant", id: "msg_1", status: "completed", content: [{ type: "output_text", text: "ok", annotations: [] }] },
-        { role: "user", content: [{ type: "input_image", image_url: "data:," }, { type: "input_text", text: "and this?" }] },
+        {
+          role: "user",
+          content: [
+            { type: "input_image", image_url: "data:," },
+            { type: "input_text", text: "and this?" },
+          ],
+        },
       ],
     });
     expect(pivot.messages).toEqual([

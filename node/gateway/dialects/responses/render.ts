@@ -92,13 +92,7 @@ export function outputItems(response: PivotResponse, request: PivotRequest): Out
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
 
 /** The Response envelope; `output`/`usage` are filled in only once the response is finished. */
-export function responseObject(
-  response: PivotResponse,
-  request: PivotRequest,
-  createdAt: number,
-  status: ResponseStatus,
-  output: OutputItem[],
-) {
+export function responseObject(response: PivotResponse, request: PivotRequest, createdAt: number, status: ResponseStatus, output: OutputItem[]) {
   const finished = status === "completed" || status === "incomplete";
   const { prompt_tokens: promptTokens, completion_tokens: completionTokens } = response.usage;
   return {

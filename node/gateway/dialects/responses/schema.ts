@@ -94,10 +94,7 @@ const NamespaceTool = z.object({
 const Tool = tolerant({ function: FunctionTool, namespace: NamespaceTool });
 export type ResponsesTool = z.infer<typeof Tool>;
 
-const ToolChoice = z.union([
-  z.enum(TOOL_CHOICES),
-  z.object({ type: z.string(), name: z.string().optional() }),
-]);
+const ToolChoice = z.union([z.enum(TOOL_CHOICES), z.object({ type: z.string(), name: z.string().optional() })]);
 export type ResponsesToolChoice = z.infer<typeof ToolChoice>;
 
 export const ResponsesRequest = z.object({

@@ -64,7 +64,6 @@ const TOOLS = [
   { type: "web_search" },
 ] as unknown as OpenAI.Responses.Tool[];
 
-
 interface Observed {
   text: string;
   reasoning: string;
