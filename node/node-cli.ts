@@ -2,17 +2,14 @@
 // node runs until SIGINT/SIGTERM, when it stops cleanly (live rollouts stored as shutdown errors).
 import { randomBytes } from "node:crypto";
 import { type FlagSpecs, intFlag, listFlag, numberFlag, oneOf, onOffFlag, parseFlags, stringFlag } from "../lib/cli-args.ts";
-import { BackendOptions, SGLANG_MODES, TITO_ENGINES } from "./gateway/backends/options.ts";
-import { GatewayConfig } from "./gateway/config.ts";
+import { SGLANG_MODES, TITO_ENGINES } from "./gateway/backends/options.ts";
 import { envLayer, mergeLayers, NodeConfig, parseNodeConfig, readConfigFile } from "./node-config.ts";
 import { startNode } from "./main.ts";
 import { runtimeHelp } from "./runtime/registry.ts";
 import { describeRolloutAccess } from "../lib/rollout-api/access.ts";
+import { ENGINE_FLAGS } from "./gateway/engine-flags.ts";
 
 const DEFAULTS = NodeConfig.parse({ admin_token: "-".repeat(16), open_rollout_api: true });
-/** The gateway's and backend's own defaults, which apply to what the node's settings leave out. */
-const GATEWAY_DEFAULTS = GatewayConfig.parse({ adminToken: "-".repeat(16) });
-const BACKEND_DEFAULTS = BackendOptions.parse({ urls: DEFAULTS.engine.urls });
 
 const FLAGS: FlagSpecs = {
   config: { type: "string", help: "settings file, JSON or TOML (env POLAR_NODE_CONFIG); flags override it" },
@@ -34,22 +31,7 @@ const FLAGS: FlagSpecs = {
   "postrun-workers": { type: "string", help: "rollouts in POSTRUN at once", default: String(DEFAULTS.workers.postrun) },
   "ready-backlog": { type: "string", help: "prepared rollouts waiting for a run slot", default: String(DEFAULTS.workers.ready_backlog) },
   "served-model": { type: "string", help: "model name sent to the engine (default: the harness's model name)" },
-  tokenizer: { type: "string", help: "model folder (tokenizer.json + tokenizer_config.json) for tito and count_tokens" },
-  "timeout-ms": { type: "string", help: "per-call engine deadline", default: String(BACKEND_DEFAULTS.timeoutMs) },
-  retries: { type: "string", help: "extra engine attempts on connect errors and 5xx", default: String(BACKEND_DEFAULTS.retries) },
-  "token-splice": { type: "boolean", help: "tito: reuse earlier turns' sampled ids in the prompt" },
-  "tito-engine": { type: "string", help: `tito: engine API that receives token ids: ${TITO_ENGINES.join(" | ")}`, default: BACKEND_DEFAULTS.titoEngine },
-  "sglang-mode": {
-    type: "string",
-    help: `sglang: ${SGLANG_MODES.join(" | ")} (OpenAI chat endpoint, or /generate with token ids)`,
-    default: BACKEND_DEFAULTS.sglangMode,
-  },
-  "sglang-router": { type: "boolean", help: "sglang: --engine URLs are sglang-router URLs; call their workers directly" },
-  "cache-bytes": { type: "string", help: "bytes the gateway's per-session caches together may hold", default: String(GATEWAY_DEFAULTS.cacheBytes) },
-  "max-tokens-cap": { type: "string", help: "cap every LLM call's max_tokens (harnesses ask for up to 32000)" },
-  temperature: { type: "string", help: "force this sampling temperature on every call" },
-  "top-p": { type: "string", help: "force this top_p on every call" },
-  thinking: { type: "string", help: "force thinking on or off for every call: on | off" },
+  ...ENGINE_FLAGS,
   coordinator: { type: "string", help: "join a cluster: the coordinator's URL (env POLAR_COORDINATOR_URL; its node token from env POLAR_NODE_TOKEN)" },
 };
 

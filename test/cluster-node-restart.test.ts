@@ -29,34 +29,7 @@ afterAll(async () => {
 });
 
 function startNode(nodeId: string, coordinatorUrl: string, engineUrl: string): Child {
-  return processes.spawn(
-    [
-      "node",
-      "--node-id",
-      nodeId,
-      "--port",
-      "0",
-      "--db",
-      join(dir, `${nodeId}.db`),
-      "--runtime",
-      "process",
-      "--engine",
-      engineUrl,
-      "--coordinator",
-      coordinatorUrl,
-      "--admin-token",
-      "cluster-admin-token-0123456789",
-      "--run-workers",
-      "2",
-      "--init-workers",
-      "2",
-      "--postrun-workers",
-      "2",
-      "--max-tokens-cap",
-      "2048",
-    ],
-    { POLAR_NODE_TOKEN: TOKENS.nodeToken },
-  );
+  return processes.clusterNode({ id: nodeId, db: join(dir, `${nodeId}.db`), engineUrl, coordinatorUrl });
 }
 
 /** Every JSON line the coordinator writes to stderr (its structured log), parsed. */

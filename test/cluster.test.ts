@@ -25,34 +25,7 @@ afterAll(async () => {
 });
 
 function startNode(id: string, coordinatorUrl: string, runtime: "process" | "docker" = "process"): Child {
-  return processes.spawn(
-    [
-      "node",
-      "--node-id",
-      id,
-      "--port",
-      "0",
-      "--db",
-      join(dir, `${id}.db`),
-      "--runtime",
-      runtime,
-      "--engine",
-      engine.url,
-      "--coordinator",
-      coordinatorUrl,
-      "--admin-token",
-      "cluster-admin-token-0123456789",
-      "--run-workers",
-      "2",
-      "--init-workers",
-      "2",
-      "--postrun-workers",
-      "2",
-      "--max-tokens-cap",
-      "2048",
-    ],
-    { POLAR_NODE_TOKEN: TOKENS.nodeToken },
-  );
+  return processes.clusterNode({ id, db: join(dir, `${id}.db`), engineUrl: engine.url, coordinatorUrl, runtime });
 }
 
 const TASK_ROWS = new Map(

@@ -43,34 +43,7 @@ test("real rewards: a flat group is flagged, replaced by the next task when aske
 
   const first = await coordinatorProcess();
   const port = Number(new URL(first.url).port);
-  processes.spawn(
-    [
-      "node",
-      "--node-id",
-      `dynsamp-${process.pid}`,
-      "--port",
-      "0",
-      "--db",
-      join(dir, "node.db"),
-      "--runtime",
-      "process",
-      "--engine",
-      engine.url,
-      "--coordinator",
-      first.url,
-      "--admin-token",
-      "cluster-admin-token-0123456789",
-      "--run-workers",
-      "2",
-      "--init-workers",
-      "2",
-      "--postrun-workers",
-      "2",
-      "--max-tokens-cap",
-      "2048",
-    ],
-    { POLAR_NODE_TOKEN: TOKENS.nodeToken },
-  );
+  processes.clusterNode({ id: `dynsamp-${process.pid}`, db: join(dir, "node.db"), engineUrl: engine.url, coordinatorUrl: first.url });
   await waitFor(
     async () => (await admin(first.url, "/v1/admin/nodes")).nodes.some((n: { status: string }) => n.status === "connected"),
     "the node connected",

@@ -43,35 +43,7 @@ beforeAll(async () => {
   coordinator = await startCoordinator();
   // Node ids unique to this run: a node removes what an earlier life of its id left on the host.
   for (const id of [`clients-${process.pid}-a`, `clients-${process.pid}-b`]) {
-    const node = processes.spawn(
-      [
-        "node",
-        "--node-id",
-        id,
-        "--port",
-        "0",
-        "--db",
-        join(dir, `${id}.db`),
-        "--runtime",
-        "process",
-        "--engine",
-        engine.url,
-        "--coordinator",
-        coordinator.url,
-        "--admin-token",
-        "cluster-admin-token-0123456789",
-        "--run-workers",
-        "2",
-        "--init-workers",
-        "2",
-        "--postrun-workers",
-        "2",
-        "--max-tokens-cap",
-        "2048",
-      ],
-      { POLAR_NODE_TOKEN: TOKENS.nodeToken },
-      "inherit",
-    );
+    const node = processes.clusterNode({ id, db: join(dir, `${id}.db`), engineUrl: engine.url, coordinatorUrl: coordinator.url, stderr: "inherit" });
     nodes.push(node);
   }
   await waitFor(bothNodesConnected, "2 nodes connected", 180_000);

@@ -5,13 +5,14 @@
 // a command (grading.ts) make it invalid instead: a timeout, or a command that could not start.
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import type { BoundedText, EvaluationDetail, EvaluationResult } from "../../protocol/evaluation.ts";
+import type { BoundedText, EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
 import { PolarError } from "../../protocol/errors.ts";
 import { SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { execLog, headOf, tailOf } from "./bounded.ts";
 import { shellQuote } from "./collect-patch.ts";
 import { runnerMissing } from "./grading.ts";
+import { evaluationDetail } from "./detail.ts";
 import { EVALUATION_PATH, freshEvalSandbox, type SandboxSource } from "./sandbox-source.ts";
 
 export const CommandConfig = z.looseObject({
@@ -43,24 +44,6 @@ export function outputMatches(actual: string, expected: string, match: CommandCo
   return actual.includes(expected);
 }
 
-function detail(partial: Partial<EvaluationDetail> & Pick<EvaluationDetail, "status">): EvaluationDetail {
-  return {
-    strategy: "command",
-    evaluation_error: null,
-    reason: null,
-    patch: null,
-    patch_files: [],
-    tests: [],
-    fail_to_pass: null,
-    pass_to_pass: null,
-    logs: {},
-    exit_code: null,
-    sandbox_id: null,
-    duration_ms: 0,
-    ...partial,
-  };
-}
-
 async function sandboxFor(input: CommandEvaluation, config: CommandConfig): Promise<{ sandbox: Sandbox; fresh: boolean }> {
   if (config.sandbox === "agent") {
     if (!input.agentSandbox) throw new PolarError("bad_request", "command evaluator with sandbox=agent needs the agent's sandbox");
@@ -80,7 +63,10 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
     if (config.expected_output === undefined)
       throw new PolarError("bad_request", `task ${input.task.task_id}: command evaluator needs command or expected_output`);
     const ok = outputMatches(input.finalOutput, config.expected_output, config.match);
-    return { reward: ok ? 1 : 0, detail: detail({ status: ok ? "passed" : "failed", logs: { output: tailOf(input.finalOutput) }, duration_ms: elapsed() }) };
+    return {
+      reward: ok ? 1 : 0,
+      detail: evaluationDetail("command", { status: ok ? "passed" : "failed", logs: { output: tailOf(input.finalOutput) }, duration_ms: elapsed() }),
+    };
   }
   const { sandbox, fresh } = await sandboxFor(input, config);
   try {
@@ -97,7 +83,7 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
         logs.apply = execLog(applied);
         return {
           reward: 0,
-          detail: detail({
+          detail: evaluationDetail("command", {
             status: "patch_failed",
             reason: "the agent's patch does not apply",
             patch: headOf(input.patch),
@@ -120,7 +106,7 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
     if (run.timed_out) {
       return {
         reward: null,
-        detail: detail({
+        detail: evaluationDetail("command", {
           ...judged,
           status: "invalid",
           evaluation_error: "evaluator_timeout",
@@ -134,7 +120,7 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
     if (missing) {
       return {
         reward: null,
-        detail: detail({
+        detail: evaluationDetail("command", {
           ...judged,
           status: "invalid",
           evaluation_error: "test_runner_missing",
@@ -147,7 +133,7 @@ export async function evaluateCommand(input: CommandEvaluation): Promise<Evaluat
     const outputOk = config.expected_output === undefined || outputMatches(run.stdout, config.expected_output, config.match);
     const ok = exitOk && outputOk;
     const reason = ok ? null : !exitOk ? `exit code ${run.exit_code}, expected ${config.expected_exit_code}` : "output does not match";
-    return { reward: ok ? 1 : 0, detail: detail({ ...judged, status: ok ? "passed" : "failed", reason, duration_ms: elapsed() }) };
+    return { reward: ok ? 1 : 0, detail: evaluationDetail("command", { ...judged, status: ok ? "passed" : "failed", reason, duration_ms: elapsed() }) };
   } finally {
     if (fresh && input.source) await input.source.release(sandbox).catch(() => undefined);
   }

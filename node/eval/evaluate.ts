@@ -1,12 +1,13 @@
 // Why: evaluation is its own pipeline stage; this is its one entry point. It picks the task's
 // evaluator (Polar's names accepted), collects the agent's change from the agent's sandbox where
 // the evaluator needs it, and returns a reward (null = no reward) with a stored detail.
-import { EVALUATOR_ALIASES, EvaluatorStrategy, type EvaluationDetail, type EvaluationResult } from "../../protocol/evaluation.ts";
+import { EVALUATOR_ALIASES, EvaluatorStrategy, type EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
 import { PolarError } from "../../protocol/errors.ts";
 import type { Sandbox } from "../runtime/types.ts";
 import { collectPatch } from "./collect-patch.ts";
 import { evaluateCommand } from "./command.ts";
+import { evaluationDetail } from "./detail.ts";
 import type { SandboxSource } from "./sandbox-source.ts";
 import { baseCommit, evaluateSwePatch } from "./swe.ts";
 
@@ -35,24 +36,6 @@ export function evaluatorStrategy(task: { task_id: string; evaluator?: { strateg
   return parsed.data;
 }
 
-function simpleDetail(strategy: EvaluatorStrategy, status: EvaluationDetail["status"], reason: string | null, exitCode: number | null): EvaluationDetail {
-  return {
-    strategy,
-    status,
-    evaluation_error: null,
-    reason,
-    patch: null,
-    patch_files: [],
-    tests: [],
-    fail_to_pass: null,
-    pass_to_pass: null,
-    logs: {},
-    exit_code: exitCode,
-    sandbox_id: null,
-    duration_ms: 0,
-  };
-}
-
 function need<T>(value: T | undefined, what: string, task: Task): T {
   if (value === undefined) throw new PolarError("bad_request", `task ${task.task_id}: evaluation needs ${what}`);
   return value;
@@ -63,19 +46,19 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
   const strategy = evaluatorStrategy(task);
   switch (strategy) {
     case "none":
-      return { reward: null, detail: simpleDetail("none", "no_reward", null, input.harness?.exitCode ?? null) };
+      return { reward: null, detail: evaluationDetail("none", { status: "no_reward", exit_code: input.harness?.exitCode ?? null }) };
     case "session_completed": {
       const harness = need(input.harness, "the harness result", task);
       const ok = harness.exitCode === 0 && !harness.timedOut;
       const reason = ok ? null : harness.timedOut ? "the harness ran over its timeout" : `the harness exited with ${harness.exitCode ?? "a signal"}`;
-      return { reward: ok ? 1 : 0, detail: simpleDetail("session_completed", ok ? "passed" : "failed", reason, harness.exitCode) };
+      return { reward: ok ? 1 : 0, detail: evaluationDetail("session_completed", { status: ok ? "passed" : "failed", reason, exit_code: harness.exitCode }) };
     }
     case "swe": {
       const agentSandbox = need(input.agentSandbox, "the agent's sandbox", task);
       const source = need(input.source, "a sandbox pool or runtime", task);
       const collected = await collectAgentPatch(agentSandbox, task, input.signal);
       if (collected instanceof PolarError) {
-        return { reward: 0, detail: simpleDetail("swe", "patch_failed", collected.message, null) };
+        return { reward: 0, detail: evaluationDetail("swe", { status: "patch_failed", reason: collected.message }) };
       }
       return evaluateSwePatch({ task, patch: collected, source, rolloutId: input.rolloutId, signal: input.signal });
     }
@@ -83,7 +66,7 @@ export async function evaluate(input: EvaluateInput): Promise<EvaluationResult> 
       const usesFreshSandbox = (task.evaluator?.config as { sandbox?: unknown } | undefined)?.sandbox !== "agent";
       const hasRepo = input.agentSandbox !== undefined && usesFreshSandbox && (task.base_commit !== undefined || (task.runtime?.prepare.length ?? 0) > 0);
       const patch = hasRepo ? await collectAgentPatch(input.agentSandbox!, task, input.signal) : new Uint8Array();
-      if (patch instanceof PolarError) return { reward: 0, detail: simpleDetail("command", "patch_failed", patch.message, null) };
+      if (patch instanceof PolarError) return { reward: 0, detail: evaluationDetail("command", { status: "patch_failed", reason: patch.message }) };
       return evaluateCommand({
         task,
         finalOutput: input.harness?.finalOutput ?? "",

@@ -8,6 +8,7 @@ import { EVALUATOR_ALIASES, EvaluationRequirement, EvaluatorStrategy, type Evalu
 import type { EvaluatorSpec } from "../../protocol/rollout.ts";
 import { RuntimeSpec, type RuntimeSpecInput } from "../../protocol/runtime.ts";
 import type { RuntimeBackend } from "../runtime/types.ts";
+import { evaluationDetail } from "./detail.ts";
 import { evaluatorStrategy } from "./evaluate.ts";
 import { EVALUATION_PATH, type SandboxSource } from "./sandbox-source.ts";
 
@@ -164,19 +165,5 @@ export class RequirementCheck {
 
 /** The evaluation detail of a rollout refused for a missing requirement (its result's metadata.evaluation). */
 export function requirementDetail(task: EvaluationNeeds, problem: Unevaluable): EvaluationDetail {
-  return {
-    strategy: evaluatorStrategy(task),
-    status: "invalid",
-    evaluation_error: "requirement_missing",
-    reason: problem.message,
-    patch: null,
-    patch_files: [],
-    tests: [],
-    fail_to_pass: null,
-    pass_to_pass: null,
-    logs: {},
-    exit_code: null,
-    sandbox_id: null,
-    duration_ms: 0,
-  };
+  return evaluationDetail(evaluatorStrategy(task), { status: "invalid", evaluation_error: "requirement_missing", reason: problem.message });
 }

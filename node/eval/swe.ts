@@ -5,13 +5,14 @@
 // call invalid, or a test patch that does not apply, gives no reward (status invalid, its cause).
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { TestParserName, type BoundedText, type EvaluationDetail, type EvaluationResult } from "../../protocol/evaluation.ts";
+import { TestParserName, type BoundedText, type EvaluationResult } from "../../protocol/evaluation.ts";
 import type { Task } from "../../protocol/task.ts";
 import { PolarError } from "../../protocol/errors.ts";
 import { SANDBOX_RUN_DIR, type Sandbox } from "../runtime/types.ts";
 import { execLog, headOf } from "./bounded.ts";
 import { patchFiles, shellQuote } from "./collect-patch.ts";
 import { gradeTestRun } from "./grading.ts";
+import { evaluationDetail } from "./detail.ts";
 import { EVALUATION_PATH, freshEvalSandbox, type SandboxSource } from "./sandbox-source.ts";
 
 export const SweConfig = z.looseObject({
@@ -40,24 +41,6 @@ export interface SweEvaluation {
   source: SandboxSource;
   rolloutId: string;
   signal?: AbortSignal;
-}
-
-function detail(partial: Partial<EvaluationDetail> & Pick<EvaluationDetail, "status">): EvaluationDetail {
-  return {
-    strategy: "swe",
-    evaluation_error: null,
-    reason: null,
-    patch: null,
-    patch_files: [],
-    tests: [],
-    fail_to_pass: null,
-    pass_to_pass: null,
-    logs: {},
-    exit_code: null,
-    sandbox_id: null,
-    duration_ms: 0,
-    ...partial,
-  };
 }
 
 function bytesOf(patch: Uint8Array | string): Uint8Array {
@@ -102,7 +85,12 @@ export async function evaluateSwePatch(input: SweEvaluation): Promise<Evaluation
         logs.apply = failed;
         return {
           reward: 0,
-          detail: detail({ ...common, status: "patch_failed", reason: "the agent's patch does not apply to the base commit", duration_ms: elapsed() }),
+          detail: evaluationDetail("swe", {
+            ...common,
+            status: "patch_failed",
+            reason: "the agent's patch does not apply to the base commit",
+            duration_ms: elapsed(),
+          }),
         };
       }
     }
@@ -114,7 +102,7 @@ export async function evaluateSwePatch(input: SweEvaluation): Promise<Evaluation
         logs.test_patch = failed;
         return {
           reward: null,
-          detail: detail({
+          detail: evaluationDetail("swe", {
             ...common,
             status: "invalid",
             evaluation_error: "test_patch_failed",
@@ -148,11 +136,18 @@ export async function evaluateSwePatch(input: SweEvaluation): Promise<Evaluation
     if (!grade.valid) {
       return {
         reward: null,
-        detail: detail({ ...common, ...counts, status: "invalid", evaluation_error: grade.error, reason: grade.reason, duration_ms: elapsed() }),
+        detail: evaluationDetail("swe", {
+          ...common,
+          ...counts,
+          status: "invalid",
+          evaluation_error: grade.error,
+          reason: grade.reason,
+          duration_ms: elapsed(),
+        }),
       };
     }
     const status = grade.resolved ? "resolved" : "unresolved";
-    return { reward: grade.resolved ? 1 : 0, detail: detail({ ...common, ...counts, status, duration_ms: elapsed() }) };
+    return { reward: grade.resolved ? 1 : 0, detail: evaluationDetail("swe", { ...common, ...counts, status, duration_ms: elapsed() }) };
   } finally {
     await input.source.release(sandbox).catch(() => undefined);
   }

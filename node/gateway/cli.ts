@@ -2,15 +2,15 @@
 // backend, starts the server, and stops cleanly on SIGINT/SIGTERM.
 import { randomBytes } from "node:crypto";
 import { type FlagSpecs, intFlag, listFlag, numberFlag, oneOf, onOffFlag, parseFlags, stringFlag } from "../../lib/cli-args.ts";
-import { BACKEND_KINDS, BackendOptions, SGLANG_MODES, TITO_ENGINES, type BackendKind } from "./backends/options.ts";
+import { BACKEND_KINDS, SGLANG_MODES, TITO_ENGINES, type BackendKind } from "./backends/options.ts";
 import { GatewayConfig } from "./config.ts";
 import { createBackend } from "./backends/index.ts";
 import { startGateway } from "./server.ts";
+import { ENGINE_FLAGS } from "./engine-flags.ts";
 
 const DEFAULT_ENGINE_URL = "http://127.0.0.1:8000";
 /** The defaults the config schemas apply, so --help shows what really happens. */
 const GATEWAY_DEFAULTS = GatewayConfig.parse({ adminToken: "-".repeat(16) });
-const BACKEND_DEFAULTS = BackendOptions.parse({ urls: [DEFAULT_ENGINE_URL] });
 
 const FLAGS: FlagSpecs = {
   host: { type: "string", help: "address to listen on", default: GATEWAY_DEFAULTS.host },
@@ -22,26 +22,7 @@ const FLAGS: FlagSpecs = {
   "admin-token": { type: "string", help: "token for the session/admin API (env POLAR_ADMIN_TOKEN; generated if unset)" },
   open: { type: "boolean", help: "every unknown API key becomes its own session (offline data generation)" },
   "public-url": { type: "string", help: "base URL clients should use, if not the listening address" },
-  tokenizer: { type: "string", help: "model folder (tokenizer.json + tokenizer_config.json) for tito and count_tokens" },
-  "timeout-ms": { type: "string", help: "per-call engine deadline", default: String(BACKEND_DEFAULTS.timeoutMs) },
-  retries: { type: "string", help: "extra engine attempts on connect errors and 5xx", default: String(BACKEND_DEFAULTS.retries) },
-  "token-splice": { type: "boolean", help: "tito: reuse earlier turns' sampled ids in the prompt" },
-  "tito-engine": { type: "string", help: `tito: engine API that receives token ids: ${TITO_ENGINES.join(" | ")}`, default: BACKEND_DEFAULTS.titoEngine },
-  "sglang-mode": {
-    type: "string",
-    help: `sglang: ${SGLANG_MODES.join(" | ")} (OpenAI chat endpoint, or /generate with token ids)`,
-    default: BACKEND_DEFAULTS.sglangMode,
-  },
-  "sglang-router": { type: "boolean", help: "sglang: --engine URLs are sglang-router URLs; call their workers directly" },
-  "cache-bytes": {
-    type: "string",
-    help: "bytes all per-session caches together may hold (least recently used go first)",
-    default: String(GATEWAY_DEFAULTS.cacheBytes),
-  },
-  "max-tokens-cap": { type: "string", help: "cap every call's max_tokens (harnesses ask for up to 32000)" },
-  temperature: { type: "string", help: "force this sampling temperature on every call" },
-  "top-p": { type: "string", help: "force this top_p on every call" },
-  thinking: { type: "string", help: "force thinking on or off for every call: on | off" },
+  ...ENGINE_FLAGS,
 };
 
 export async function runGatewayCli(argv: string[]): Promise<void> {

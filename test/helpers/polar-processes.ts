@@ -50,6 +50,27 @@ export class PolarProcesses {
     return { url: (JSON.parse(line) as { url: string }).url, child };
   }
 
+  /** Starts `polar node` joined to a coordinator: two workers a stage, max_tokens capped at 2048, its store in `db`. */
+  clusterNode(options: {
+    id: string;
+    db: string;
+    engineUrl: string;
+    coordinatorUrl: string;
+    runtime?: "process" | "docker";
+    stderr?: "pipe" | "inherit";
+  }): Child {
+    return this.spawn(
+      [
+        "node",
+        ...["--node-id", options.id, "--port", "0", "--db", options.db, "--runtime", options.runtime ?? "process"],
+        ...["--engine", options.engineUrl, "--coordinator", options.coordinatorUrl, "--admin-token", "cluster-admin-token-0123456789"],
+        ...["--run-workers", "2", "--init-workers", "2", "--postrun-workers", "2", "--max-tokens-cap", "2048"],
+      ],
+      { POLAR_NODE_TOKEN: TOKENS.nodeToken },
+      options.stderr,
+    );
+  }
+
   async killAll(): Promise<void> {
     for (const child of this.children) child.kill("SIGKILL");
     await Promise.all(this.children.map((c) => c.exited));
