@@ -31,11 +31,11 @@ const filler = join(storeDir, "filler");
 const logged: string[] = [];
 const original = console.error;
 
-function commandTask(id: string, script: string) {
+function commandTask(id: string, script: string, argv = ["/bin/sh", "-c", script]) {
   return {
     task_id: id,
     instruction: "write",
-    agent: { harness: "command", settings: { argv: ["/bin/sh", "-c", script] } },
+    agent: { harness: "command", settings: { argv } },
     runtime: { backend: "process" },
     evaluator: { strategy: "session_completed" },
     metadata: { agent_timeout: 120 },
@@ -160,19 +160,27 @@ describeFull("a running node whose store's disk fills up", () => {
       const url = stack.node.url;
       // The harness waits, sends the gateway one call whose record needs more room than is left,
       // then waits again — until space is back, so its own result can be stored.
-      const script = [
-        "until [ -e /gate/call ]; do sleep 0.05; done",
-        `printf '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"%s"}]}' "$(head -c ${PAYLOAD_BYTES / 4} /dev/zero | tr '\\0' q)" > /tmp/body.json`,
-        'curl -s -o /dev/null -w "%{http_code}" -H "authorization: Bearer $OPENAI_API_KEY" -H "content-type: application/json" --data-binary @/tmp/body.json "$OPENAI_BASE_URL/chat/completions"',
-        "until [ -e /gate/finish ]; do sleep 0.05; done",
-      ].join("; ");
+      // Python (which the node's set-up installs; curl may be absent) through the sandbox's gateway URL.
+      const python = [
+        "import json, os, time, urllib.request",
+        "def wait(path):",
+        "    while not os.path.exists(path): time.sleep(0.05)",
+        'wait("/gate/call")',
+        `body = json.dumps({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "q" * ${PAYLOAD_BYTES / 4}}]}).encode()`,
+        'headers = {"authorization": "Bearer " + os.environ["OPENAI_API_KEY"], "content-type": "application/json"}',
+        "try:",
+        '    urllib.request.urlopen(urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body, headers=headers)).read()',
+        "except Exception as err:",
+        "    print(err)",
+        'wait("/gate/finish")',
+      ].join("\n");
       const seen = logged.length;
       const failures = () =>
         logged
           .slice(seen)
           .filter((l) => l.includes("store.write_failed"))
           .map((l) => JSON.parse(l) as { what: string; code: string });
-      expect((await submit(url, commandTask("calling", script))).status).toBe(200);
+      expect((await submit(url, commandTask("calling", "", ["python3", "-c", python]))).status).toBe(200);
       const running = async () => stack.node.pipeline.liveRollouts().some((r) => r.taskId === "calling" && r.state === "RUN");
       for (let i = 0; !(await running()); i++) {
         if (i > 1200) throw new Error("the calling rollout never reached RUN");
