@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 import { PURGE_DELAY_ENV, PURGE_DELAY_MS } from "../lib/allocator-options.ts";
 import { agentBody } from "./agent-body.ts";
 import { OUTPUT_TOKENS, vllmAnswer } from "./fake-vllm-answer.ts";
-import { gatewayTargets, targetEnv, type GatewayTarget } from "./gateway-targets.ts";
+import { gatewayArgs, gatewayTargets, targetEnv, type GatewayTarget } from "./gateway-targets.ts";
 import { CLOCK_TICKS_PER_SECOND, cpuSeconds, freePort, rssBytes, waitHealthy } from "./process-helpers.ts";
 
 const { values } = parseArgs({
@@ -125,23 +125,7 @@ interface Target {
 /** A gateway of `target` (a checkout, its environment and flags), on its own SQLite file. */
 async function startGateway(target: GatewayTarget, engineUrl: string, dir: string, profile: string[]): Promise<Omit<Target, "keys">> {
   const port = await freePort();
-  const args = [
-    "bin/polar.ts",
-    "gateway",
-    "--port",
-    String(port),
-    "--engine",
-    engineUrl,
-    "--model",
-    MODEL,
-    "--db",
-    join(dir, `${target.name}.db`),
-    "--admin-token",
-    ADMIN,
-    "--retries",
-    "0",
-    ...target.args,
-  ];
+  const args = [...gatewayArgs(target, { port, engineUrl, model: MODEL, adminToken: ADMIN, dir }), ...target.args];
   const child = Bun.spawn(["bun", ...profile, ...args], { cwd: target.cwd, env: targetEnv(target), stderr: "inherit", stdout: "ignore" });
   return { name: target.name, child, url: `http://127.0.0.1:${port}`, peakRss: 0, casePeakRss: 0 };
 }

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AdminState } from "../protocol/admin.ts";
-import { gatewayTargets, targetEnv, type GatewayTarget } from "./gateway-targets.ts";
+import { gatewayArgs, gatewayTargets, targetEnv, type GatewayTarget } from "./gateway-targets.ts";
 import { freePort, rssBytes, waitHealthy } from "./process-helpers.ts";
 
 const { values } = parseArgs({
@@ -97,22 +97,7 @@ async function main(): Promise<void> {
   const runs: Run[] = [];
   for (const target of gatewayTargets({ baseline: values.baseline, variant: values.variant }, ROOT)) {
     const port = await freePort();
-    const args = [
-      "bin/polar.ts",
-      "gateway",
-      "--port",
-      String(port),
-      "--engine",
-      engineUrl,
-      "--model",
-      MODEL,
-      "--db",
-      join(dir, `${target.name}.db`),
-      "--admin-token",
-      ADMIN,
-      "--retries",
-      "0",
-    ];
+    const args = gatewayArgs(target, { port, engineUrl, model: MODEL, adminToken: ADMIN, dir });
     if (CACHE_BYTES !== undefined) args.push("--cache-bytes", String(CACHE_BYTES));
     const child = Bun.spawn(["bun", ...(SMOL ? ["--smol"] : []), ...args, ...target.args], {
       cwd: target.cwd,

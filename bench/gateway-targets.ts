@@ -61,3 +61,13 @@ export function targetEnv(target: GatewayTarget, extra: Record<string, string> =
   }
   return env;
 }
+
+/** `polar gateway`'s arguments for a target of these benches: its own port and db, the engine, no retries. */
+export function gatewayArgs(target: GatewayTarget, options: { port: number; engineUrl: string; model: string; adminToken: string; dir: string }): string[] {
+  return [
+    "bin/polar.ts",
+    "gateway",
+    ...["--port", String(options.port), "--engine", options.engineUrl, "--model", options.model],
+    ...["--db", join(options.dir, `${target.name}.db`), "--admin-token", options.adminToken, "--retries", "0"],
+  ];
+}
