@@ -13,7 +13,7 @@
 // and the trainer (the TypeScript client, credit window 512, acknowledging each result) are the
 // modules of that same checkout, so the baseline runs its own protocol. Results are released in a
 // closed loop: at most ~32 MB of JSON-sized results in flight between the nodes and the trainer.
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -82,9 +82,11 @@ const sameArray = (a: unknown, b: unknown[]) => Array.isArray(a) && a.length ===
 
 async function streamOnce(variant: Variant, tokens: number, count: number): Promise<Row> {
   const { PolarProcesses } = await import(join(variant.root, "test/helpers/polar-processes.ts"));
-  const { SimulatedNode, defaultResult } = await import(join(variant.root, "coordinator/testing/simulated-node.ts"));
+  // Test support lives in test/support/ since the rooms move; older checkouts keep it in coordinator/testing/.
+  const support = existsSync(join(variant.root, "test/support/coordinator")) ? "test/support/coordinator" : "coordinator/testing";
+  const { SimulatedNode, defaultResult } = await import(join(variant.root, support, "simulated-node.ts"));
   const { TrainerClient } = await import(join(variant.root, "clients/typescript/trainer-client.ts"));
-  const { TOKENS } = await import(join(variant.root, "coordinator/testing/cluster.ts"));
+  const { TOKENS } = await import(join(variant.root, support, "cluster.ts"));
   const dir = mkdtempSync(join(tmpdir(), "polar-bench-stream-"));
   const processes = new PolarProcesses();
   const { url, child } = await processes.coordinator({ db: join(dir, "c.db"), heartbeatMs: 30_000 });
