@@ -38,8 +38,7 @@ export class NodeHandler {
   /** A frame of `peer`'s connection: only the node's current connection is heard (results included). */
   async message(node: NodeState, peer: NodePeer, message: NodeToCoordinator): Promise<void> {
     const c = this.coordinator;
-    if (node.peer !== peer) return;
-    c.nodeHeard(node);
+    if (!this.heard(node, peer)) return;
     switch (message.type) {
       case "hello":
         node.peer?.send(wsErrorFrame(new PolarError("bad_request", "hello was already received")));
@@ -51,7 +50,7 @@ export class NodeHandler {
         c.nodeProgress(node, message.rollout_id, message.attempt, message.state);
         return;
       case "result":
-        return this.result(node, peer, message.rollout_id, message.attempt, wholeResult(message.result));
+        return this.storeResult(node, message.rollout_id, message.attempt, wholeResult(message.result));
       case "paused":
         this.pauses.drained(message.request_id, node.id);
         return;
@@ -59,12 +58,22 @@ export class NodeHandler {
         return;
     }
   }
-  /** A result (a JSON one kept whole, or a trace frame's with its checked blob): stored, or recognised as late or repeated, before the node is told it may forget it. */
-  async result(node: NodeState, peer: NodePeer, rolloutId: string, attempt: number, packed: PackedResult): Promise<void> {
-    const c = this.coordinator;
-    if (node.peer !== peer) return;
-    c.nodeHeard(node);
-    await c.acceptResult(node.id, rolloutId, attempt, packed);
+
+  /** A trace frame's result from `peer`'s connection, its blob already checked. */
+  async traceFrameResult(node: NodeState, peer: NodePeer, rolloutId: string, attempt: number, packed: PackedResult): Promise<void> {
+    if (this.heard(node, peer)) await this.storeResult(node, rolloutId, attempt, packed);
+  }
+
+  /** Only the node's current connection is heard: false for an older one. */
+  private heard(node: NodeState, peer: NodePeer): boolean {
+    if (node.peer !== peer) return false;
+    this.coordinator.nodeHeard(node);
+    return true;
+  }
+
+  /** Stored, or recognised as late or repeated, before the node is told it may forget it. */
+  private async storeResult(node: NodeState, rolloutId: string, attempt: number, packed: PackedResult): Promise<void> {
+    await this.coordinator.acceptResult(node.id, rolloutId, attempt, packed);
     node.peer?.send({ type: "result_ack", rollout_id: rolloutId, attempt });
   }
 

@@ -138,7 +138,7 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
     const attached = ws.data.attached as { node: NodeState; peer: NodePeer } | null;
     if (attached && typeof raw !== "string" && isTraceFrame(raw)) {
       const frame = parseTraceFrame(ws, raw, NodeResultHeader, resultOfTraceFrame, config.maxBadFrames);
-      if (frame) inOrder(ws, () => nodes.result(attached.node, attached.peer, frame.message.rollout_id, frame.message.attempt, frame.checked));
+      if (frame) inOrder(ws, () => nodes.traceFrameResult(attached.node, attached.peer, frame.message.rollout_id, frame.message.attempt, frame.checked));
       return;
     }
     const message = parseFrame(ws, raw, attached ? NodeToCoordinator : NodeHello, config.maxBadFrames);
