@@ -4,6 +4,7 @@ import { timingSafeEqual } from "node:crypto";
 
 export type Role = "node" | "trainer" | "admin";
 
+/** The token of `Authorization: Bearer <token>`, if any. */
 export function presentedToken(headers: Headers): string | undefined {
   const bearer = headers
     .get("authorization")
@@ -12,6 +13,7 @@ export function presentedToken(headers: Headers): string | undefined {
   return bearer || undefined;
 }
 
+/** Constant-time: whether `presented` is `expected` (false when nothing was presented). */
 export function tokenMatches(presented: string | undefined, expected: string): boolean {
   if (!presented) return false;
   const a = Buffer.from(presented);

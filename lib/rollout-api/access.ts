@@ -2,7 +2,7 @@
 // asks for its own role's token (or the service's admin token) before any route runs; running
 // without one is an explicit choice that only a loopback-only listener may make.
 import type { MiddlewareHandler } from "hono";
-import { tokenMatches } from "../tokens.ts";
+import { presentedToken, tokenMatches } from "../tokens.ts";
 
 /**
  * Header NVIDIA's rollout server and its slime bridge send their control-plane token in
@@ -25,11 +25,7 @@ export type RolloutApiAccess =
 
 /** The credential a rollout-API caller presents: `Authorization: Bearer <t>` or `X-Polar-Control-Token: <t>`. */
 export function presentedRolloutToken(headers: Headers): string | undefined {
-  const bearer = headers
-    .get("authorization")
-    ?.match(/^Bearer\s+(.+)$/i)?.[1]
-    ?.trim();
-  return bearer || headers.get(CONTROL_TOKEN_HEADER)?.trim() || undefined;
+  return presentedToken(headers) || headers.get(CONTROL_TOKEN_HEADER)?.trim() || undefined;
 }
 
 /** Null when the caller may proceed; otherwise FastAPI's refusal (401 no/unknown token, 403 another role's). */

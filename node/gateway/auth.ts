@@ -1,21 +1,16 @@
 // Why: the two credential kinds (per-session LLM keys, the operator's admin token) must never
 // stand in for each other; this module is the only place that reads credentials off a request.
-import { timingSafeEqual } from "node:crypto";
+import { presentedToken, tokenMatches } from "../../lib/tokens.ts";
 import { PolarError } from "../../protocol/errors.ts";
 import type { SessionRow, SessionsRepo } from "../store/sessions-repo.ts";
 
 /** The key a client sent: `Authorization: Bearer <key>` or `x-api-key: <key>`. */
 export function presentedKey(headers: Headers): string | undefined {
-  const auth = headers.get("authorization");
-  const bearer = auth?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
-  return bearer || headers.get("x-api-key")?.trim() || undefined;
+  return presentedToken(headers) || headers.get("x-api-key")?.trim() || undefined;
 }
 
 export function isAdminToken(key: string | undefined, adminToken: string): boolean {
-  if (!key) return false;
-  const a = Buffer.from(key);
-  const b = Buffer.from(adminToken);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return tokenMatches(key, adminToken);
 }
 
 export class SessionAuth {

@@ -4,7 +4,7 @@
 // socket is created (unlinked, bound, chmodded — as the node's user, often root) in a host folder
 // only the node writes, which the sandbox sees read-only (Sandbox.hostGatewayDir): never in a
 // folder the sandbox can write, where a planted symlink would send all three to a host path.
-import { timingSafeEqual } from "node:crypto";
+import { tokenMatches } from "../../lib/tokens.ts";
 import { chmod, lstat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Hono } from "hono";
@@ -29,12 +29,6 @@ function llmRouteDialect(request: Request, path: string): Dialect | undefined {
   return undefined;
 }
 
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 function refuse(dialect: Dialect | undefined, error: PolarError): Response {
   if (!dialect) return Response.json({ error: { code: error.code, message: error.message } }, { status: error.status });
   const { status, body } = dialect.renderError(error);
@@ -52,7 +46,7 @@ export function sessionSocketGuard(token: string, adminToken: string) {
     }
     const key = presentedKey(request.headers);
     if (!key) return refuse(dialect, new PolarError("unauthorized", "missing API key: send the session token as a Bearer token or x-api-key"));
-    if (isAdminToken(key, adminToken) || !sameSecret(key, token)) {
+    if (isAdminToken(key, adminToken) || !tokenMatches(key, token)) {
       return refuse(dialect, new PolarError("forbidden", "this socket serves one session only; the key presented is not its token"));
     }
     return undefined;
