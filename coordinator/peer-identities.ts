@@ -6,13 +6,10 @@
 // for one id cannot both be issued a secret.
 import { createHash, randomBytes } from "node:crypto";
 import { tokenMatches } from "../lib/tokens.ts";
-import { PolarError, wsErrorFrame } from "../protocol/errors.ts";
+import { IDENTITY_CLOSE, PolarError, wsErrorFrame } from "../protocol/errors.ts";
 import type { Coordinator } from "./coordinator.ts";
 
 export type PeerKind = "node" | "trainer";
-
-/** WebSocket close codes of a refused hello (the peer's log names them). */
-export const IDENTITY_CLOSE = { unproven: 4003, alreadyConnected: 4009 } as const;
 
 export type Admission<T> = { ok: true; value: T } | { ok: false; code: number; reason: string };
 

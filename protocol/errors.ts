@@ -133,6 +133,9 @@ export const WsErrorFrame = z.object({
 });
 export type WsErrorFrame = z.infer<typeof WsErrorFrame>;
 
+/** WebSocket close codes of a refused node or trainer hello (coordinator/peer-identities.ts): its secret is missing or wrong, or its id is already connected. */
+export const IDENTITY_CLOSE = { unproven: 4003, alreadyConnected: 4009 } as const;
+
 /** FastAPI's error body for anything but a validation failure (Polar's rollout API). */
 export const FastApiErrorBody = z.object({ detail: z.string() });
 export type FastApiErrorBody = z.infer<typeof FastApiErrorBody>;

@@ -3,6 +3,7 @@
 // are dropped by id here), acknowledge, drive weight sync and read per-task pass rates —
 // reconnecting by itself. Results come as binary trace frames unless it asks for JSON; either
 // way the caller gets the same StreamedResult.
+import { IDENTITY_CLOSE } from "../../protocol/errors.ts";
 import { decodeTraceFrame, unpackTraces, type TraceEncoding } from "../../protocol/trace-frame.ts";
 import {
   CoordinatorToTrainer,
@@ -56,9 +57,6 @@ export interface TrainerClientOptions {
    */
   ackedIdsKept?: number;
 }
-
-/** Close code of a hello whose trainer_secret is missing or wrong (coordinator/peer-identities.ts). */
-const TRAINER_ID_UNPROVEN = 4003;
 
 /**
  * A frame from the coordinator: a text frame is JSON; a binary one a trace frame whose blob holds
@@ -200,7 +198,7 @@ export class TrainerClient {
     ws.onclose = (event) => {
       if (this.ws !== ws || this.closed) return;
       // The coordinator refused this trainer id's identity (its error frame went to onError): retrying cannot help.
-      if (event.code === TRAINER_ID_UNPROVEN) return;
+      if (event.code === IDENTITY_CLOSE.unproven) return;
       this.connected = new Promise((resolve) => (this.markConnected = resolve));
       setTimeout(() => this.open(), this.options.reconnectDelayMs ?? 200);
     };
