@@ -55,12 +55,19 @@ export function factsOfPacked(p: PackedResult): ResultFacts {
   return { ...facts, tokens };
 }
 
+/** A stored session without a blob whose traces carry their arrays: whole as it was checked on arrival. */
+function isWhole(session: ReportedResultHeader): session is ReportedResult {
+  return session.trajectory.traces.every((t) => TRACE_ARRAY_KEYS.every((key) => Array.isArray((t as Record<string, unknown>)[key])));
+}
+
 /**
- * A stored session, whole (the rollout API, the dashboard): its blob's arrays put back, and
- * checked as a ReportedResult (a node's blob is checked only for its structure on arrival).
+ * A stored session, whole (the rollout API, the dashboard, read at every poll): as stored when it
+ * has no blob, else its blob's arrays put back and checked as a ReportedResult (a node's blob is
+ * checked only for its structure on arrival).
  */
 export function wholeSession(row: Pick<ResultWithTraces, "session" | "traces">): ReportedResult {
   const { session, traces } = row;
+  if (!traces && isWhole(session)) return session;
   return ReportedResult.parse(
     traces ? { ...session, trajectory: { ...session.trajectory, traces: unpackTraces(session.trajectory.traces, traces) } } : session,
   );
