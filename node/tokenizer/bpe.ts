@@ -1,8 +1,10 @@
 // Why: exact, fast tokenization of a HuggingFace byte-level BPE model with the tiktoken WASM
 // core: the vocabulary becomes tiktoken mergeable ranks, the Split regex its pat_str, and every
 // added token a special token recognised inside text (as HF and vLLM do when they tokenize a
-// rendered chat template). Encoders are built once per model folder and cached.
-import { Tiktoken } from "@dqbd/tiktoken";
+// rendered chat template). Encoders are built once per model folder and cached. The WASM core is
+// loaded with the first encoder, not on import: instantiated, it holds ~20 MiB, which a gateway
+// or node that never tokenizes (the vllm and sglang backends) would carry for nothing.
+import type { Tiktoken } from "@dqbd/tiktoken";
 import { byteLevelToBytes } from "./byte-level.ts";
 import { defaultModelFolderPath, loadModelFolder, type AddedTokenInfo, type ModelFolder } from "./model-folder.ts";
 import { loadPreparedModel } from "./prepared-cache.ts";
@@ -26,6 +28,7 @@ export class BpeTokenizer {
   /** `ranks`: tiktoken's rank table of `folder.vocab`, when already derived (prepared-cache.ts). */
   constructor(folder: ModelFolder, ranks: string = mergeableRanks(folder.vocab)) {
     this.folder = folder;
+    const { Tiktoken } = require("@dqbd/tiktoken") as typeof import("@dqbd/tiktoken");
     this.encoder = new Tiktoken(ranks, specialTokenMap(folder.addedTokens), folder.pattern);
     this.addedByContent = new Map(folder.addedTokens.map((t) => [t.content, t]));
     this.specialIds = new Set(folder.addedTokens.filter((t) => t.special).map((t) => t.id));
