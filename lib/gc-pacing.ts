@@ -1,18 +1,21 @@
 // Why: the process's RSS is live data plus garbage not yet collected plus the freed pages the
 // allocator still keeps (a second's worth, allocator-options.ts). A gateway call's bodies live
 // across the engine call, so JSC's generational collector promotes what they hold and frees it
-// only at a full collection, which it runs rarely while the live heap is small: hundreds of MiB
-// of garbage piled up between two (bench/RESULTS.md, "Gateway memory"). A full collection at most
-// once a second, and only when the heap grew since the last one, keeps that pile down for a few
-// percent of the CPU of 100 KB calls (without it: 245 vs 176 MiB peak under gateway-memory.ts's
-// load); an idle process is never collected.
+// only at a full collection, which it runs rarely while the live heap is small: a busy gateway's
+// heap swung between 34 and 135 MiB, a full collection leaving ~30 MiB (bench/RESULTS.md,
+// "Gateway memory"). Looking every 100 ms, a full collection runs once the heap grew by half of
+// what the last one left (16 MiB at least): how often follows how fast garbage comes, and each
+// collection's work (proportional to what survives) is paid for by at least half as many bytes
+// of garbage, so its CPU stays a small, bounded share; an idle process is never collected.
 import { heapSize } from "bun:jsc";
 import { UsageError } from "./cli-args.ts";
 
 export const FULL_GC_ENV = "POLAR_FULL_GC_MS";
-const DEFAULT_INTERVAL_MS = 1_000;
-/** Heap growth since the last full collection below which nothing is done. */
-const GROWTH_BYTES = 16 * 1024 * 1024;
+const DEFAULT_INTERVAL_MS = 100;
+/** Heap growth since the last full collection below which nothing is done, whatever survived it. */
+const MIN_GROWTH_BYTES = 16 * 1024 * 1024;
+/** ... and as a share of what survived it. */
+const GROWTH_SHARE = 0.5;
 
 /** The pacing interval `POLAR_FULL_GC_MS` asks for (0: off); throws on anything but a non-negative integer. */
 export function fullGcIntervalMs(env: Record<string, string | undefined> = process.env): number {
@@ -37,7 +40,7 @@ export function paceFullCollections(intervalMs = fullGcIntervalMs(), collector: 
   if (intervalMs === 0) return undefined;
   let afterLast = collector.heapSize();
   const timer = setInterval(() => {
-    if (collector.heapSize() - afterLast < GROWTH_BYTES) return;
+    if (collector.heapSize() - afterLast < Math.max(MIN_GROWTH_BYTES, afterLast * GROWTH_SHARE)) return;
     collector.collect();
     afterLast = collector.heapSize();
   }, intervalMs);
