@@ -3,6 +3,7 @@
 import { Hono, type Context } from "hono";
 import type { RolloutApiAccess } from "../lib/rollout-api/access.ts";
 import type { CallbackSender } from "../lib/rollout-api/callbacks.ts";
+import type { CoordinatorHealth } from "../protocol/admin.ts";
 import { adminErrorResponse, asPolarError, describeCause, PolarError } from "../protocol/errors.ts";
 import type { CoordinatorConfig } from "./config.ts";
 import type { Coordinator } from "./coordinator.ts";
@@ -48,14 +49,17 @@ export function createCoordinatorApp(deps: {
 }): Hono {
   const { coordinator, config } = deps;
   const app = new Hono();
-  app.get("/health", (c) =>
-    c.json({
-      ok: true,
+  app.get("/health", (c) => {
+    const failing = coordinator.storeFailure;
+    const health: CoordinatorHealth = {
+      ok: failing === null,
       policy_version: coordinator.policyVersion,
       paused: coordinator.isPaused,
       nodes: [...coordinator.nodes.values()].filter((n) => n.peer).length,
-    }),
-  );
+      store: failing ? { writable: false, error: failing.description, since: failing.since } : { writable: true },
+    };
+    return c.json(health, failing ? 503 : 200);
+  });
   app.route("/", dashboardRoutes());
   const isAdmin = (headers: Headers) => tokenMatches(presentedToken(headers), config.adminToken);
   if (config.metricsRequireAdminToken) {

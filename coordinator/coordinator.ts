@@ -26,6 +26,7 @@ import type { RolloutQueue } from "./queue.ts";
 import { restoreFromStore } from "./restore.ts";
 import { RolloutBook, type LiveRollout } from "./rollout-states.ts";
 import type { SchedulingPolicy } from "./scheduling.ts";
+import { StoreGuard, type StoreFailure } from "./store-guard.ts";
 import type { CoordinatorRepo } from "./store/repo.ts";
 import { TaskStatsBook } from "./task-stats.ts";
 import { ResultCache } from "./trainer-streams.ts";
@@ -69,6 +70,7 @@ export class Coordinator {
   private paused = false;
   private seq = 0;
   private chain: Promise<unknown> = Promise.resolve();
+  private readonly store: StoreGuard;
   private readonly now: () => number;
 
   constructor(
@@ -79,6 +81,10 @@ export class Coordinator {
     this.now = options.now ?? Date.now;
     this.events = new EventBus<CoordinatorEvents>(options.onListenerError);
     this.counters = countEvents(this.events);
+    this.store = new StoreGuard({
+      failed: (failure, code) => this.events.emit("store.write_failed", { code, description: failure.description, at: this.now() }),
+      recovered: (failure, retries) => this.events.emit("store.writable_again", { description: failure.description, retries, at: this.now() }),
+    });
     this.cache = new ResultCache(config.resultCacheBytes);
     this.taskStats = new TaskStatsBook(config.passRateHalfLifeGroups);
     this.nodeBook = new NodeBook(this.events, config.nodeGraceMs, (node) => void this.presence.graceExpired(node), this.now);
@@ -145,9 +151,20 @@ export class Coordinator {
     this.groupListeners.push(listener);
   }
 
-  /** Runs store writes one after another, in the order decisions were made. */
+  /** Null while the store takes writes; otherwise why it does not (its writes are being retried). */
+  get storeFailure(): StoreFailure | null {
+    return this.store.failing;
+  }
+
+  /** Why no new group is taken right now (the store cannot write), or null. */
+  submitRefusal(): string | null {
+    const failing = this.store.failing;
+    return failing ? `the coordinator's store cannot write (${failing.description}); no group is taken until it can` : null;
+  }
+
+  /** Runs store writes one after another, in the order decisions were made; one the store refuses is retried until it takes it. */
   persist<T>(write: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(write);
+    const next = this.chain.then(() => this.store.run(write));
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -164,6 +181,8 @@ export class Coordinator {
 
   /** Accepts a group: stored with its rollouts before anyone hears of it, then queued. */
   async submitGroup(args: Omit<NewGroup, "chain">): Promise<GroupState> {
+    const refusal = this.submitRefusal();
+    if (refusal) throw new PolarError("overloaded", refusal);
     const now = this.now();
     const planned = planGroup(args, this.core.mint, now);
     await this.persist(() => this.repo.insertGroup(planned.row, planned.rollouts, planned.sampling));
@@ -297,5 +316,6 @@ export class Coordinator {
 
   stop(): void {
     this.nodeBook.stop();
+    this.store.stop();
   }
 }

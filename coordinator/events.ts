@@ -157,6 +157,10 @@ export interface CoordinatorEvents {
   /** The policy version moved forward; `stale_cancelled` rollouts were stopped to run again. */
   "policy.version_advanced": { from: number; to: number; stale_cancelled: number; at: number };
 
+  /** A store write failed (a full disk): it and every write after it are retried until the store takes them (store-guard.ts). */
+  "store.write_failed": { code: string; description: string; at: number };
+  /** The store took the write it had refused: `retries` failed attempts in all. */
+  "store.writable_again": { description: string; retries: number; at: number };
   /** A restarted coordinator reloaded what its previous life left. */
   "coordinator.restored": {
     policy_version: number;

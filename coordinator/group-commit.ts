@@ -24,28 +24,35 @@ export class GroupCommit<T> {
   add(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (this.waiting.length === 1) void this.schedule(() => this.flushNextTick()).catch(() => undefined);
+      if (this.waiting.length === 1) this.scheduleFlush();
     });
   }
 
   /**
    * The write keeps its place in the chain but waits one turn of the event loop first, so that
    * items whose frames were already received join it (a batch of many, not many batches of one).
-   * Items join a write only ever earlier than they would have otherwise, never later.
+   * Items join a write only ever earlier than they would have otherwise, never later. The batch is
+   * taken once: the chain may run the write again (a store that refused it, store-guard.ts), and
+   * its items learn the outcome only when the chain is done with it.
    */
-  private async flushNextTick(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    await this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.waiting;
-    this.waiting = [];
-    try {
+  private scheduleFlush(): void {
+    let batch: Waiting<T>[] | null = null;
+    const write = async () => {
+      if (!batch) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        batch = this.waiting;
+        this.waiting = [];
+      }
       await this.write(batch.map((w) => w.item));
-      for (const w of batch) w.resolve();
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
+    };
+    this.schedule(write).then(
+      () => {
+        for (const w of batch!) w.resolve();
+      },
+      (err: unknown) => {
+        const failed = batch ?? this.waiting.splice(0);
+        for (const w of failed) w.reject(err);
+      },
+    );
   }
 }

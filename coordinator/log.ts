@@ -35,6 +35,8 @@ export function logCoordinatorEvents(events: EventBus<CoordinatorEvents>, sink: 
     }),
   );
   events.on("rollout.attempts_exhausted", (e) => writeLogLine(sink, "warn", "rollout.attempts_exhausted", { ...e, at: at(e.at) }));
+  events.on("store.write_failed", (e) => writeLogLine(sink, "error", "store.write_failed", { code: e.code, description: e.description, at: at(e.at) }));
+  events.on("store.writable_again", (e) => writeLogLine(sink, "info", "store.writable_again", { after: e.description, retries: e.retries, at: at(e.at) }));
   events.on("coordinator.restored", (e) => writeLogLine(sink, "info", "coordinator.restored", { ...e, at: at(e.at) }));
   events.on("cluster.pause_requested", (e) =>
     writeLogLine(sink, "info", "cluster.pause_requested", { request_id: e.request_id, nodes: e.nodes, at: at(e.at) }),

@@ -64,6 +64,14 @@ export class NodeHandler {
     if (this.heard(node, peer)) await this.storeResult(node, rolloutId, attempt, packed);
   }
 
+  /**
+   * A frame arrived on `peer`'s connection: the node is alive, however long the frame then waits
+   * its turn (behind a result the store takes only once it can write again, store-guard.ts).
+   */
+  received(node: NodeState, peer: NodePeer): void {
+    if (node.peer === peer) this.coordinator.nodeHeard(node);
+  }
+
   /** Only the node's current connection is heard: false for an older one. */
   private heard(node: NodeState, peer: NodePeer): boolean {
     if (node.peer !== peer) return false;

@@ -14,7 +14,10 @@ import { wholeSession } from "./packed-results.ts";
 import type { GroupRow, ResultWithTraces } from "./store/repo.ts";
 
 /** What this adapter uses of the Coordinator. */
-type CoordinatorView = Pick<Coordinator, "on" | "submitGroup" | "cancelGroup" | "groups" | "repo" | "queue" | "active" | "nodes" | "policyVersion">;
+type CoordinatorView = Pick<
+  Coordinator,
+  "on" | "submitGroup" | "submitRefusal" | "cancelGroup" | "groups" | "repo" | "queue" | "active" | "nodes" | "policyVersion"
+>;
 
 export interface CoordinatorRolloutOptions {
   callbacks: CallbackSender;
@@ -62,7 +65,7 @@ export function coordinatorRolloutPort(coordinator: CoordinatorView, options: Co
   });
 
   return {
-    refusal: () => null,
+    refusal: () => coordinator.submitRefusal(),
     async submit({ request }: AcceptedTask): Promise<SubmitOutcome> {
       const live = liveGroup(request.task_id);
       if (live) return { accepted: false, status: 409, detail: `task ${request.task_id} is already ${cancelling.has(live.id) ? "cancelling" : "running"}` };

@@ -136,6 +136,7 @@ export async function startCoordinator(input: CoordinatorConfigInput, deps: Coor
 
   function onNodeFrame(ws: ServerWebSocket<SocketData>, raw: string | Buffer): void {
     const attached = ws.data.attached as { node: NodeState; peer: NodePeer } | null;
+    if (attached) nodes.received(attached.node, attached.peer);
     if (attached && typeof raw !== "string" && isTraceFrame(raw)) {
       const frame = parseTraceFrame(ws, raw, NodeResultHeader, resultOfTraceFrame, config.maxBadFrames);
       if (frame) inOrder(ws, () => nodes.traceFrameResult(attached.node, attached.peer, frame.message.rollout_id, frame.message.attempt, frame.checked));

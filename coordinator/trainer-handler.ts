@@ -107,6 +107,11 @@ export class TrainerHandler {
           peer.send(wsErrorFrame(sampling, message.request_id));
           return;
         }
+        const storeRefusal = c.submitRefusal();
+        if (storeRefusal) {
+          peer.send(wsErrorFrame(new PolarError("overloaded", storeRefusal), message.request_id));
+          return;
+        }
         const group = await c.submitGroup({
           trainerId: stream.id,
           taskId: task.task_id,

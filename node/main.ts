@@ -37,7 +37,8 @@ import { sandboxPolicy, type SandboxPolicy } from "./runtime/sandbox-policy.ts";
 import type { Mount, SandboxRuntime } from "./runtime/types.ts";
 import { openNodeStore } from "./store/db.ts";
 import { RolloutsRepo } from "./store/rollouts-repo.ts";
-import { describeStoreError, StoreHealth } from "./store/store-health.ts";
+import { describeStoreError } from "../lib/store-errors.ts";
+import { StoreHealth } from "./store/store-health.ts";
 
 /** How long stop() waits for callbacks still being delivered. */
 const CALLBACK_GRACE_MS = 5_000;

@@ -33,6 +33,22 @@ export type AdminState = z.infer<typeof AdminState>;
 export const Health = z.object({ ok: z.literal(true), policy_version: z.number().int(), paused: z.boolean() });
 export type Health = z.infer<typeof Health>;
 
+/** The coordinator's GET /health: 200 `ok`, or 503 while its store cannot write (a full disk; its writes are retried meanwhile). */
+export const CoordinatorHealth = z.object({
+  ok: z.boolean(),
+  policy_version: z.number().int(),
+  paused: z.boolean(),
+  /** Nodes connected now. */
+  nodes: z.number().int(),
+  store: z.object({
+    writable: z.boolean(),
+    /** SQLite's code and words of the write being retried, e.g. "SQLITE_FULL: database or disk is full". */
+    error: z.string().optional(),
+    since: z.string().optional(),
+  }),
+});
+export type CoordinatorHealth = z.infer<typeof CoordinatorHealth>;
+
 /** `polar node`'s GET /health: 200 `ok`, or 503 `unhealthy` (and draining) while its store cannot write (a full disk). */
 export const NodeHealth = z.object({
   status: z.enum(["ok", "unhealthy"]),

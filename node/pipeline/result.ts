@@ -1,7 +1,7 @@
 // Why: how a rollout's outcome becomes Polar's SessionResult — token-faithful traces with the
 // reward on each, masked results for infrastructure failures, trainable agent timeouts — in one
 // place, so every stage reports failures the same way.
-import { describeStoreError, isStoreError } from "../store/store-health.ts";
+import { describeStoreError, isStoreError } from "../../lib/store-errors.ts";
 import { SessionResult, SessionTiming, type RolloutTrace, type SessionResultStatus, type TaskRequest, type TrainingFilter } from "../../protocol/rollout.ts";
 import type { Trace, TrajectoryResult } from "../../protocol/trace.ts";
 import type { Rollout } from "./rollout.ts";

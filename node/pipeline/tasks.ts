@@ -3,7 +3,8 @@
 // session has stopped, and one TaskResult handed on when the task ends. Live tasks are held in
 // memory; finished ones are read back from the store, so they answer after a restart and cost
 // no memory until they are pruned.
-import { isStoreError, type StoreHealth } from "../store/store-health.ts";
+import { isStoreError } from "../../lib/store-errors.ts";
+import type { StoreHealth } from "../store/store-health.ts";
 import { randomBytes } from "node:crypto";
 import { SessionResult, TASK_ID_PATTERN, TaskRequest, type TaskResult, type TaskStatus, type TaskStatusWord } from "../../protocol/rollout.ts";
 import type { SubmitOutcome } from "../../lib/rollout-api/port.ts";

@@ -6,6 +6,7 @@
 // token arrays), which never leave the process.
 import { statfsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { describeStoreError } from "../../lib/store-errors.ts";
 
 /** Free bytes the store's file system must have again before writes are tried anew. */
 const ROOM_TO_RECOVER = 1024 * 1024;
@@ -18,16 +19,6 @@ export interface StoreFailure {
   /** e.g. "SQLITE_FULL: database or disk is full (saving a result)". */
   description: string;
   at: string;
-}
-
-/** The SQLite error a drizzle error wraps (its `cause`), as `CODE: message` — never the query or its parameters. */
-export function describeStoreError(err: unknown): { code: string; message: string } {
-  let inner: unknown = err;
-  for (let depth = 0; depth < 4 && inner instanceof Error && inner.cause !== undefined; depth++) inner = inner.cause;
-  const e = inner as { code?: unknown; message?: unknown; name?: unknown } | null;
-  const code = typeof e?.code === "string" ? e.code : typeof e?.name === "string" ? e.name : "Error";
-  const message = typeof e?.message === "string" && !e.message.startsWith("Failed query") ? e.message.split("\n")[0]!.slice(0, 200) : "store write failed";
-  return { code, message };
 }
 
 export class StoreHealth {
@@ -97,13 +88,4 @@ export class StoreHealth {
       return false;
     }
   }
-}
-
-/** Whether `err` came from the store (a SQLite error, or drizzle's wrapper of one). */
-export function isStoreError(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (e.name === "SQLiteError" || e.name === "DrizzleQueryError" || (typeof code === "string" && code.startsWith("SQLITE_"))) return true;
-  }
-  return false;
 }

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockEngine, type MockEngineOptionsInput, type RunningMockEngine } from "../../node/mock-engine/index.ts";
 import { BUNDLED_TASKS_FILE } from "../../node/api/task-catalog.ts";
-import { startNode, type RunningNode } from "../../node/main.ts";
+import { startNode, type NodeParts, type RunningNode } from "../../node/main.ts";
 import { parseNodeConfig, type NodeConfigInput } from "../../node/node-config.ts";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.ts";
 import type { CoordinatorConfigInput } from "../../coordinator/config.ts";
@@ -34,6 +34,8 @@ export interface TargetOptions {
   coordinator?: Partial<CoordinatorConfigInput>;
   /** The directory of SQLite files (a restarted node reuses it). */
   dir?: string;
+  /** The node's parts (extra sandbox mounts). */
+  nodeParts?: NodeParts;
 }
 
 /** Every session makes one LLM call ("Done.") unless a test asks otherwise. */
@@ -69,6 +71,7 @@ export async function startTarget(kind: TargetKind, options: TargetOptions = {})
       ...(coordinator ? { coordinator: { url: coordinator.url, token: TOKENS.nodeToken } } : {}),
       ...options.node,
     }),
+    options.nodeParts,
   );
   if (coordinator) {
     await waitFor(
