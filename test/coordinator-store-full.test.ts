@@ -5,20 +5,17 @@
 // answers /health 503 naming SQLITE_FULL, refuses new tasks (503) and keeps the node's results
 // unacknowledged; once space is back it stores them, the task completes with both, and new tasks
 // run again.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TOKENS } from "./support/coordinator/cluster.ts";
-import { findBwrap } from "../node/runtime/process/bwrap.ts";
+import { commandTask, describeOnTmpfs, fill } from "./helpers/full-disk.ts";
 import { pollTask, submit } from "./helpers/node-stack.ts";
 import { startTarget, type RolloutTarget } from "./helpers/rollout-targets.ts";
 
 const T = 180_000;
-const REQUIRE = process.env.POLAR_REQUIRE_TMPFS === "1";
-const ROOT = process.getuid?.() === 0;
-const BWRAP = findBwrap();
 const TMPFS_MB = 24;
 const PAYLOAD_BYTES = 300_000;
 
@@ -30,40 +27,11 @@ const logged: string[] = [];
 const original = console.error;
 const originalWrite = process.stderr.write.bind(process.stderr);
 
-function commandTask(id: string, script: string, samples = 1) {
-  return {
-    task_id: id,
-    instruction: "write",
-    num_samples: samples,
-    agent: { harness: "command", settings: { argv: ["/bin/sh", "-c", script] } },
-    runtime: { backend: "process" },
-    evaluator: { strategy: "session_completed" },
-    metadata: { agent_timeout: 120 },
-  };
-}
-
-function fill(path: string): number {
-  const fd = openSync(path, "w");
-  const chunk = Buffer.alloc(64 * 1024, 0x7a);
-  let written = 0;
-  try {
-    for (;;) written += writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOSPC") throw err;
-  } finally {
-    closeSync(fd);
-  }
-  return written;
-}
-
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
   for (const t0 = Date.now(); !(await check()); await Bun.sleep(50)) if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
 }
 
-const runnable = ROOT && Boolean(BWRAP);
-const describeFull = runnable || REQUIRE ? describe : describe.skip;
-if (!runnable && !REQUIRE)
-  test.skip(`a full disk under the coordinator [SKIPPED: ${ROOT ? "bwrap not installed" : "mounting a tmpfs needs root"}; POLAR_REQUIRE_TMPFS=1 fails instead]`, () => {});
+const describeFull = describeOnTmpfs("a full disk under the coordinator");
 
 describeFull("a coordinator whose store's disk fills up", () => {
   let target: RolloutTarget;
@@ -106,7 +74,7 @@ describeFull("a coordinator whose store's disk fills up", () => {
       expect((await pollTask(url, "before")).results[0]!.status).toBe("COMPLETED");
 
       const held = `until [ -e /gate/open ]; do sleep 0.05; done; head -c ${PAYLOAD_BYTES} /dev/zero | tr '\\0' q`;
-      expect((await submit(url, commandTask("held", held, 2))).status).toBe(200);
+      expect((await submit(url, commandTask("held", held, undefined, 2))).status).toBe(200);
       await until("both held rollouts in RUN", async () => {
         const { rollouts } = (await (await fetch(`${url}/v1/admin/rollouts`, { headers: admin })).json()) as { rollouts: { stage: string | null }[] };
         return rollouts.filter((r) => r.stage === "RUN").length === 2;

@@ -4,19 +4,16 @@
 // infrastructure failure naming SQLITE_FULL; the node stays up, answers /health 503 and refuses
 // new tasks (503) while writes fail, logs ids and SQLite's words only (no payload, no query), and
 // is healthy again — and runs a task to the end — once the space is back.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, closeSync, writeSync, rmSync, writeFileSync, realpathSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNode } from "../node/main.ts";
-import { findBwrap } from "../node/runtime/process/bwrap.ts";
+import { commandTask, describeOnTmpfs, fill } from "./helpers/full-disk.ts";
 import { pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
 
 const T = 180_000;
-const REQUIRE = process.env.POLAR_REQUIRE_TMPFS === "1";
-const ROOT = process.getuid?.() === 0;
-const BWRAP = findBwrap();
 /** The tmpfs the node's store lives on. */
 const TMPFS_MB = 24;
 /** What the held rollout prints: its result is bigger than any slack left in the store's files. */
@@ -31,36 +28,7 @@ const filler = join(storeDir, "filler");
 const logged: string[] = [];
 const original = console.error;
 
-function commandTask(id: string, script: string, argv = ["/bin/sh", "-c", script]) {
-  return {
-    task_id: id,
-    instruction: "write",
-    agent: { harness: "command", settings: { argv } },
-    runtime: { backend: "process" },
-    evaluator: { strategy: "session_completed" },
-    metadata: { agent_timeout: 120 },
-  };
-}
-
-/** Fills the file system under `path` until ENOSPC; returns the bytes written. */
-function fill(path: string): number {
-  const fd = openSync(path, "w");
-  const chunk = Buffer.alloc(64 * 1024, 0x7a);
-  let written = 0;
-  try {
-    for (;;) written += writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOSPC") throw err;
-  } finally {
-    closeSync(fd);
-  }
-  return written;
-}
-
-const runnable = ROOT && Boolean(BWRAP);
-const describeFull = runnable || REQUIRE ? describe : describe.skip;
-if (!runnable && !REQUIRE)
-  test.skip(`a full disk on a running node [SKIPPED: ${ROOT ? "bwrap not installed" : "mounting a tmpfs needs root"}; POLAR_REQUIRE_TMPFS=1 fails instead]`, () => {});
+const describeFull = describeOnTmpfs("a full disk on a running node");
 
 describeFull("a running node whose store's disk fills up", () => {
   let stack: NodeStack;
