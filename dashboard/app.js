@@ -83,27 +83,10 @@ function applyFrame(f) {
     case "task.created":
       // A node's sessions enter QUEUED without a transition; the coordinator announces each.
       if (state.service === "node") bump(state.queue, "QUEUED", (d.session_ids ?? []).length);
-      for (const id of d.session_ids ?? [])
-        state.active.set(id, {
-          rollout_id: id,
-          group_id: d.group_id ?? d.task_id,
-          task_id: d.task_id,
-          state: "QUEUED",
-          stage: null,
-          node_id: null,
-          policy_version_started: null,
-        });
+      for (const id of d.session_ids ?? []) state.active.set(id, queuedSession(id, d));
       break;
     case "session.state_changed": {
-      const a = state.active.get(d.session_id) ?? {
-        rollout_id: d.session_id,
-        group_id: d.group_id ?? d.task_id,
-        task_id: d.task_id,
-        state: "QUEUED",
-        stage: null,
-        node_id: null,
-        policy_version_started: null,
-      };
+      const a = state.active.get(d.session_id) ?? queuedSession(d.session_id, d);
       if (d.from !== undefined) {
         if (d.from !== null) bump(state.queue, d.from, -1);
         bump(state.queue, d.state, 1);
@@ -160,6 +143,11 @@ function applyFrame(f) {
   }
   if (state.latency.length > 20000) state.latency.splice(0, state.latency.length - 20000);
   scheduleRender();
+}
+
+/** A session the page has just heard of (a node announces its sessions as QUEUED). */
+function queuedSession(id, d) {
+  return { rollout_id: id, group_id: d.group_id ?? d.task_id, task_id: d.task_id, state: "QUEUED", stage: null, node_id: null, policy_version_started: null };
 }
 
 function bump(obj, key, by) {
