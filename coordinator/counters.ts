@@ -1,6 +1,7 @@
 // Why: the coordinator's running totals for /metrics and the admin stats are counted from its
 // events, so counting is an observer like any other and never sits in a decision's path.
 import type { EventBus } from "../lib/events.ts";
+import { STAGE_TIMINGS } from "../protocol/rollout.ts";
 import type { CoordinatorEvents } from "./events.ts";
 
 export interface CoordinatorCounters {
@@ -18,21 +19,6 @@ export interface CoordinatorCounters {
   /** Stage durations summed from results' timings (ms) and their count. */
   stage_ms: Record<string, { sum: number; count: number }>;
 }
-
-/** The SessionTiming fields summed per stage. */
-const STAGE_TIMINGS = [
-  "init_ms",
-  "ready_queue_ms",
-  "run_ms",
-  "postrun_queue_ms",
-  "postrun_ms",
-  "container_start_ms",
-  "prepare_ms",
-  "agent_exec_ms",
-  "build_ms",
-  "eval_ms",
-  "e2e_ms",
-];
 
 /** Counters kept up to date by listeners on `events`. */
 export function countEvents(events: EventBus<CoordinatorEvents>): CoordinatorCounters {

@@ -161,6 +161,21 @@ export const SessionTiming = z
   })
   .strict();
 export type SessionTiming = z.infer<typeof SessionTiming>;
+
+/** The pipeline stages' durations a node measures for every rollout that ran (the coordinator sums them per stage). */
+export const STAGE_TIMINGS = [
+  "init_ms",
+  "ready_queue_ms",
+  "run_ms",
+  "postrun_queue_ms",
+  "postrun_ms",
+  "container_start_ms",
+  "prepare_ms",
+  "agent_exec_ms",
+  "build_ms",
+  "eval_ms",
+  "e2e_ms",
+] as const satisfies readonly (keyof SessionTiming)[];
 export type SessionTimingInput = z.input<typeof SessionTiming>;
 
 /** Why a result must not be trained on (masked) or why it still may be (agent timeout). */

@@ -3,7 +3,7 @@
 // mock engine), with a callback listener receiving the TaskResult.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { RolloutTrace, TaskResult } from "../protocol/rollout.ts";
+import { RolloutTrace, STAGE_TIMINGS, TaskResult } from "../protocol/rollout.ts";
 import { pinnedBinary } from "../node/harness/common.ts";
 import { probeDocker } from "../node/runtime/docker/docker-probe.ts";
 import { ADMIN_TOKEN, pollTask, startNodeStack, submit, type NodeStack } from "./helpers/node-stack.ts";
@@ -127,19 +127,7 @@ describe("a bundled task end to end", () => {
               (t.metadata.stats as { trainable_tokens: number }).trainable_tokens,
             );
           }
-          for (const key of [
-            "init_ms",
-            "ready_queue_ms",
-            "run_ms",
-            "postrun_queue_ms",
-            "postrun_ms",
-            "container_start_ms",
-            "prepare_ms",
-            "agent_exec_ms",
-            "build_ms",
-            "eval_ms",
-            "e2e_ms",
-          ] as const) {
+          for (const key of STAGE_TIMINGS) {
             expect(r.timing[key]).toBeGreaterThan(0);
           }
         }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { RolloutTrace, SessionResult } from "../../protocol/rollout.ts";
+import { RolloutTrace, SessionResult, STAGE_TIMINGS } from "../../protocol/rollout.ts";
 import { testNode, until, type TestNode } from "../../test/support/pipeline/harness.ts";
 
 let node: TestNode | undefined;
@@ -28,19 +28,7 @@ describe("pipeline: a task of 4 samples", () => {
       expect(trace.reward).toBe(r.metadata.reward as number);
       expect(trace.loss_mask).toEqual([1, 1, 1, 0]);
       expect(trace.response_logprobs).toEqual([-0.25, -0.25, -0.25, 0]);
-      for (const key of [
-        "init_ms",
-        "ready_queue_ms",
-        "run_ms",
-        "postrun_queue_ms",
-        "postrun_ms",
-        "container_start_ms",
-        "prepare_ms",
-        "agent_exec_ms",
-        "build_ms",
-        "eval_ms",
-        "e2e_ms",
-      ] as const) {
+      for (const key of STAGE_TIMINGS) {
         expect(r.timing[key]).toBeGreaterThan(0);
       }
       // Stored before reported, with every state change.
