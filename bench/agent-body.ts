@@ -1,37 +1,39 @@
 // Why: the gateway benchmarks (latency and CPU per call) must send the same coding-agent-shaped
 // request, so they measure the same thing.
 
+/** The tools a coding agent offers (bash, read_file), as Chat Completions function tools. */
+export const AGENT_TOOLS = [
+  {
+    type: "function",
+    function: {
+      name: "bash",
+      description: "Run a shell command in the repository.",
+      parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "read_file",
+      description: "Read a file.",
+      parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    },
+  },
+];
+
 /**
  * A coding-agent-shaped chat body of roughly `bytes` bytes: system prompt, tools, a tool result;
  * then `turns` more tool calls with their results (~1% of `bytes` each), as an agent's later calls
  * re-send everything before and append what happened since.
  */
 export function agentBody(model: string, bytes: number, stream: boolean, turns = 0): Record<string, unknown> {
-  const tools = [
-    {
-      type: "function",
-      function: {
-        name: "bash",
-        description: "Run a shell command in the repository.",
-        parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
-      },
-    },
-    {
-      type: "function",
-      function: {
-        name: "read_file",
-        description: "Read a file.",
-        parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-      },
-    },
-  ];
   const line = "    def handle(self, request):  # route the request to its handler\n        return self.routes[request.path](request)\n";
   const fileDump = line.repeat(Math.max(1, Math.floor((bytes - 700) / line.length)));
   return {
     model,
     stream,
     max_tokens: 256,
-    tools,
+    tools: AGENT_TOOLS,
     messages: [
       { role: "system", content: "You are a coding agent. Use the bash tool to inspect and fix the repository." },
       { role: "user", content: "The test suite fails in server/routes.py; find and fix the bug." },

@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AdminState } from "../protocol/admin.ts";
+import { AGENT_TOOLS } from "./agent-body.ts";
 import { gatewayArgs, gatewayTargets, targetEnv, type GatewayTarget } from "./gateway-targets.ts";
 import { freePort, rssBytes, waitHealthy } from "./process-helpers.ts";
 
@@ -58,21 +59,6 @@ function firstTurn(session: number, bytes: number): Array<Record<string, unknown
     { role: "tool", tool_call_id: "call_1", content: line.repeat(Math.max(1, Math.floor((bytes - 600) / line.length))) },
   ];
 }
-
-const TOOLS = [
-  {
-    type: "function",
-    function: {
-      name: "bash",
-      description: "Run a shell command in the repository.",
-      parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
-    },
-  },
-  {
-    type: "function",
-    function: { name: "read_file", description: "Read a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
-  },
-];
 
 interface Run {
   target: GatewayTarget;
@@ -133,7 +119,7 @@ async function main(): Promise<void> {
       const res = await fetch(`${run.url}/v1/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-        body: JSON.stringify({ model: MODEL, max_tokens: 32, tools: TOOLS, messages }),
+        body: JSON.stringify({ model: MODEL, max_tokens: 32, tools: AGENT_TOOLS, messages }),
       });
       if (!res.ok) throw new Error(`${run.target.name}: session ${session} call ${call}: HTTP ${res.status} ${await res.text()}`);
       const answer = ((await res.json()) as { choices: Array<{ message: { content: string | null } }> }).choices[0]!.message.content ?? "";
